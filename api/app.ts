@@ -1,0 +1,75 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Config } from './config.ts';
+import { adminAuthPlugin } from './plugins/admin-auth.ts';
+import { type Authenticator, authPlugin } from './plugins/auth.ts';
+import { errorsPlugin } from './plugins/errors.ts';
+import { type Metrics, metricsPlugin } from './plugins/metrics.ts';
+import { openapiPlugin } from './plugins/openapi.ts';
+import { rateLimitPlugin } from './plugins/rate-limit.ts';
+import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
+import { adminRoutes } from './routes/admin/index.ts';
+import { healthRoutes } from './routes/health.ts';
+import { walletRoutes } from './routes/v1/wallets.ts';
+import { ErrorSchema } from './schemas/common.ts';
+import type { AdminService } from './services/admin.ts';
+import type { WalletService } from './services/wallets.ts';
+
+export interface AppDeps {
+  config: Pick<Config, 'logLevel' | 'trustProxy'>;
+  adminToken: string;
+  authenticator: Authenticator;
+  wallets: WalletService;
+  admin: AdminService;
+  metrics: Metrics;
+  ready: () => Promise<Record<string, boolean>>;
+}
+
+/** Largest JSON body any route accepts. */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Builds the HTTP application (never listens: tests use `app.inject` or listen themselves). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: deps.config.logLevel,
+      redact: ['req.headers["x-api-key"]', 'req.headers.authorization'],
+    },
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: genRequestId,
+    requestIdHeader: false,
+    trustProxy: deps.config.trustProxy,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.
+  app.removeContentTypeParser('text/plain');
+  app.addSchema(ErrorSchema);
+
+  await app.register(errorsPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(metricsPlugin, { metrics: deps.metrics });
+  await app.register(openapiPlugin);
+  await app.register(healthRoutes, { ready: deps.ready });
+
+  await app.register(
+    async (v1) => {
+      await v1.register(authPlugin, { authenticator: deps.authenticator });
+      await v1.register(rateLimitPlugin);
+      await v1.register(walletRoutes, { wallets: deps.wallets });
+    },
+    { prefix: '/v1' },
+  );
+
+  await app.register(
+    async (admin) => {
+      await admin.register(adminAuthPlugin, { adminToken: deps.adminToken });
+      await admin.register(adminRoutes, { admin: deps.admin });
+    },
+    { prefix: '/admin/v1' },
+  );
+
+  return app;
+}

@@ -1,0 +1,34 @@
+/**
+ * Starts the API process alone (the enclave must already be listening on its socket). `npm start`
+ * runs this under the supervisor in main.ts.
+ */
+import { ConfigError, loadConfig } from './config.ts';
+import { startApi } from './server.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const api = await startApi(config);
+  await api.app.listen({ port: config.port, host: config.host });
+  const addr = api.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  api.app.log.info(`admin token: ${api.adminTokenSource}`);
+  console.log(`api listening on http://${config.host}:${port} (docs at /docs)`);
+  if (process.send) process.send({ type: 'ready', port });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    api.app.log.info(`${signal}: shutting down`);
+    await api.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else console.error(`api failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,91 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { isErrorShape } from '../errors.ts';
+
+/** Fastify's own error codes mapped to the service's codes. */
+const FASTIFY_CODES: Record<string, { status: number; code: string; message?: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_REQUEST' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is too large' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: 'INVALID_JSON',
+    message: "body is empty but Content-Type is 'application/json'",
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON' },
+  FST_ERR_BAD_URL: { status: 400, code: 'INVALID_REQUEST' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'INVALID_REQUEST' },
+};
+
+function describeValidation(err: FastifyError): { message: string; field?: string } {
+  const first = err.validation?.[0];
+  if (!first) return { message: err.message };
+  const ctx = err.validationContext ?? 'body';
+  const base = first.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : '';
+  const params = first.params as Record<string, unknown>;
+  let field = base;
+  let message: string;
+  switch (first.keyword) {
+    case 'required':
+      field = [base, params['missingProperty']].filter(Boolean).join('.');
+      message = `${ctx}.${field} is required`;
+      break;
+    case 'additionalProperties':
+      field = [base, params['additionalProperty']].filter(Boolean).join('.');
+      message = `${ctx}.${field} is not an accepted field`;
+      break;
+    case 'enum':
+      message = `${ctx}.${field} must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}`;
+      break;
+    default:
+      message = `${ctx}${field ? `.${field}` : ''} ${first.message ?? 'is invalid'}`;
+  }
+  return field ? { message, field: `${ctx}.${field}` } : { message };
+}
+
+/**
+ * One error handler for every route: the spec's envelope `{code, message, …context}` plus `requestId`.
+ * Validation failures name the field; a 5xx answers a generic message and logs the cause.
+ */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    if (err.validation) {
+      const { message, field } = describeValidation(err);
+      return reply
+        .code(400)
+        .send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
+    }
+    if (isErrorShape(err)) {
+      if (err.httpStatus >= 500) req.log.error({ err }, 'request failed');
+      const body: Record<string, unknown> = { code: err.code, message: err.message };
+      if (err.details) Object.assign(body, err.details);
+      body['requestId'] = req.id;
+      return reply.code(err.httpStatus).send(body);
+    }
+    const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
+    if (mapped) {
+      return reply
+        .code(mapped.status)
+        .send({ code: mapped.code, message: mapped.message ?? err.message, requestId: req.id });
+    }
+    const status = err.statusCode ?? 500;
+    if (status === 429) {
+      return reply.code(429).send({ code: 'RATE_LIMITED', message: err.message, requestId: req.id });
+    }
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ code: 'INVALID_REQUEST', message: err.message, requestId: req.id });
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply
+      .code(500)
+      .send({ code: 'INTERNAL_ERROR', message: 'internal error; retry with backoff', requestId: req.id });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({
+      code: 'ROUTE_NOT_FOUND',
+      message: `no route ${req.method} ${req.url.split('?')[0]}`,
+      requestId: req.id,
+    });
+  });
+});

@@ -1,0 +1,87 @@
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createActorHost } from '../actors/host.ts';
+import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
+import { createWalletDefinition } from '../actors/wallet-definition.ts';
+import { createEnclaveClient } from '../enclave/client.ts';
+import { createStore } from '../store/index.ts';
+import { resolveAdminToken } from './admin-token.ts';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createAuthenticator } from './plugins/auth.ts';
+import { createMetrics } from './plugins/metrics.ts';
+import { createAdminService } from './services/admin.ts';
+import { createWalletService } from './services/wallets.ts';
+
+export interface RunningApi {
+  app: FastifyInstance;
+  /** Where the admin token came from (a file path or ADMIN_TOKEN). */
+  adminTokenSource: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the API process once: store (migrations applied), enclave client, actor host (live actors
+ * restored), services and the HTTP app. Does not listen.
+ */
+export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?: number } = {}): Promise<RunningApi> {
+  const store = createStore(path.join(config.dataDir, 'service.db'));
+  const enclave = createEnclaveClient({ socketPath: config.enclaveSocket });
+  try {
+    await enclave.connect({ timeoutMs: opts.enclaveConnectTimeoutMs ?? 10_000 });
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  const host = createActorHost({
+    writer: store.writer,
+    snapshots: store.snapshots,
+    definitions: [
+      createWalletDefinition({
+        wallets: store.wallets,
+        outbox: store.outbox,
+        generateKey: createGenerateWalletKey(enclave),
+      }),
+    ],
+  });
+  host.restoreAll();
+
+  const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
+  const authenticator = createAuthenticator(store);
+  const metrics = createMetrics();
+  const app = await buildApp({
+    config,
+    adminToken: token,
+    authenticator,
+    metrics,
+    wallets: createWalletService({ store, host }),
+    admin: createAdminService({ store, authenticator }),
+    ready: async () => {
+      let enclaveOk = false;
+      try {
+        await enclave.ping();
+        enclaveOk = true;
+      } catch {
+        enclaveOk = false;
+      }
+      let dbOk = false;
+      try {
+        dbOk = store.ping();
+      } catch {
+        dbOk = false;
+      }
+      return { database: dbOk, enclave: enclaveOk };
+    },
+  });
+
+  return {
+    app,
+    adminTokenSource: source,
+    async close() {
+      await app.close();
+      await host.stop();
+      await enclave.close();
+      store.close();
+    },
+  };
+}

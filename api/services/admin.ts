@@ -1,0 +1,113 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
+import type { Store } from '../../store/index.ts';
+import type { Plan } from '../../store/projects-repo.ts';
+import { type Authenticator, hashSecret, PLAN_LIMITS } from '../plugins/auth.ts';
+import { invalidRequest, ServiceError } from '../errors.ts';
+
+export type Environment = 'development' | 'production';
+
+const projectNotFound = () => new ServiceError('PROJECT_NOT_FOUND', 404, 'project not found');
+const keyNotFound = () => new ServiceError('API_KEY_NOT_FOUND', 404, 'API key not found');
+
+/** A new secret: a readable prefix naming the environment, then 32 random bytes. Shown once. */
+function newSecret(environment: Environment): string {
+  return `${environment === 'production' ? 'sk_live_' : 'sk_dev_'}${randomBytes(32).toString('base64url')}`;
+}
+
+/** Normalizes a CIDR (or a bare address, taken as a single host); throws on anything else. */
+export function normalizeCidr(entry: string): string {
+  const s = entry.trim();
+  if (s.includes('/')) {
+    if (!ipaddr.isValidCIDR(s)) throw invalidRequest(`"${entry}" is not a valid IPv4 or IPv6 CIDR`);
+    const [addr, bits] = ipaddr.parseCIDR(s);
+    return `${addr.toString()}/${bits}`;
+  }
+  if (!ipaddr.isValid(s)) throw invalidRequest(`"${entry}" is not a valid IPv4 or IPv6 CIDR`);
+  const addr = ipaddr.parse(s);
+  return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+}
+
+/** The operator's verbs (admin API and CLI): projects, API keys, rotation, IP allowlists. */
+export function createAdminService(deps: {
+  store: Pick<Store, 'projects' | 'apiKeys' | 'writer'>;
+  authenticator: Pick<Authenticator, 'invalidate'>;
+  now?: () => number;
+}) {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+  const iso = () => new Date(now()).toISOString();
+
+  return {
+    async createProject(body: { name: string; plan?: Plan; rateLimitPerMinute?: number }) {
+      const plan = body.plan ?? 'free';
+      const fixed = PLAN_LIMITS[plan];
+      if (fixed !== null && body.rateLimitPerMinute !== undefined) {
+        throw invalidRequest(`plan ${plan} has a fixed limit of ${fixed} requests per minute; omit rateLimitPerMinute`, {
+          field: 'body.rateLimitPerMinute',
+        });
+      }
+      if (fixed === null && body.rateLimitPerMinute === undefined) {
+        throw invalidRequest(`plan ${plan} needs rateLimitPerMinute (the project's own figure)`, {
+          field: 'body.rateLimitPerMinute',
+        });
+      }
+      const row = await store.writer.write(() =>
+        store.projects.insert({
+          id: randomUUID(),
+          name: body.name,
+          plan,
+          rateLimitPerMinute: fixed === null ? body.rateLimitPerMinute : null,
+          createdAt: iso(),
+        }),
+      );
+      return {
+        id: row.id,
+        name: row.name,
+        plan: row.plan,
+        rateLimitPerMinute: fixed ?? row.rateLimitPerMinute!,
+        createdAt: row.createdAt,
+      };
+    },
+
+    async deleteProject(projectId: string): Promise<void> {
+      const done = await store.writer.write(() => store.projects.markDeleted(projectId, iso()));
+      if (!done) throw projectNotFound();
+      deps.authenticator.invalidate();
+    },
+
+    async createApiKey(projectId: string, environment: Environment) {
+      if (!store.projects.get(projectId)) throw projectNotFound();
+      const secretKey = newSecret(environment);
+      const row = await store.writer.write(() =>
+        store.apiKeys.insert({
+          id: randomUUID(),
+          projectId,
+          environment,
+          secretHash: hashSecret(secretKey),
+          createdAt: iso(),
+        }),
+      );
+      return { id: row.id, projectId, environment, secretKey, createdAt: row.createdAt };
+    },
+
+    async rotateApiKey(keyId: string) {
+      const key = store.apiKeys.get(keyId);
+      if (!key) throw keyNotFound();
+      const secretKey = newSecret(key.environment);
+      await store.writer.write(() => store.apiKeys.rotate(keyId, hashSecret(secretKey), iso()));
+      deps.authenticator.invalidate();
+      return { id: keyId, secretKey };
+    },
+
+    async setIpAllowlist(projectId: string, cidrs: string[]) {
+      const normalized = [...new Set(cidrs.map(normalizeCidr))];
+      const done = await store.writer.write(() => store.projects.setIpAllowlist(projectId, normalized));
+      if (!done) throw projectNotFound();
+      deps.authenticator.invalidate();
+      return { projectId, cidrs: normalized };
+    },
+  };
+}
+
+export type AdminService = ReturnType<typeof createAdminService>;

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import type { ActorHost } from '../../actors/host.ts';
+import type { WalletContext, WalletInput } from '../../actors/wallet.machine.ts';
+import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';
+import { defaultScheme, isSchemeSupported, type Scheme, type WalletType } from '../../chains/wallet-types.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import type { Store } from '../../store/index.ts';
+import type { WalletRow } from '../../store/wallets-repo.ts';
+import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
+
+type IdentifierType = WalletRow['userIdentifierType'];
+
+export interface CreateWalletRequest {
+  type: WalletType;
+  userIdentifier: string;
+  userIdentifierType: IdentifierType;
+  cosmosPrefix?: string;
+  scheme?: Scheme;
+}
+
+export interface WalletView {
+  id: string;
+  type: WalletType;
+  scheme: Scheme;
+  status: WalletRow['status'];
+  address: string | null;
+  publicKey: string | null;
+  createdAt: string;
+  userIdentifier: string;
+  userIdentifierType: IdentifierType;
+}
+
+export interface ListWalletsRequest {
+  userIdentifier?: string;
+  userIdentifierType?: IdentifierType;
+  type?: WalletType;
+  status?: WalletRow['status'];
+  address?: string;
+  cursor?: string;
+  limit?: string;
+}
+
+const DEFAULT_PAGE = 20;
+
+export function toWalletView(r: WalletRow): WalletView {
+  return {
+    id: r.id,
+    type: r.type,
+    scheme: r.scheme,
+    status: r.status,
+    address: r.address,
+    publicKey: r.publicKey,
+    createdAt: r.createdAt,
+    userIdentifier: r.userIdentifier,
+    userIdentifierType: r.userIdentifierType,
+  };
+}
+
+const alreadyExists = (walletId: string) =>
+  new ServiceError(
+    'WALLET_ALREADY_EXISTS',
+    409,
+    'a wallet with this type, scheme, userIdentifier and userIdentifierType already exists',
+    { details: { walletId } },
+  );
+
+/** Cursors are opaque to partners: base64url of the last row's sequence number. */
+function encodeCursor(seq: number): string {
+  return Buffer.from(`w:${seq}`).toString('base64url');
+}
+function decodeCursor(cursor: string): number {
+  const m = /^w:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw new ServiceError('INVALID_CURSOR', 400, 'cursor is not one this service returned');
+  return Number(m[1]);
+}
+
+/** Wallet use cases behind the `/v1/wallets` routes. Every read and write is scoped to one project. */
+export function createWalletService(deps: {
+  store: Pick<Store, 'wallets' | 'writer'>;
+  host: Pick<ActorHost, 'spawn' | 'waitFor'>;
+  now?: () => number;
+}) {
+  const { store, host } = deps;
+  const now = deps.now ?? Date.now;
+
+  return {
+    async create(projectId: string, req: CreateWalletRequest): Promise<WalletView> {
+      const scheme = req.scheme ?? defaultScheme(req.type);
+      if (!isSchemeSupported(req.type, scheme)) {
+        throw invalidRequest(`scheme ${scheme} is not supported for ${req.type} wallets (use ${defaultScheme(req.type)})`, {
+          field: 'body.scheme',
+        });
+      }
+      let cosmosPrefix: string | null = null;
+      if (req.type === 'COSMOS') {
+        cosmosPrefix = req.cosmosPrefix ?? 'cosmos';
+        if (!isValidCosmosPrefix(cosmosPrefix)) {
+          throw invalidRequest(
+            'cosmosPrefix must be 1-20 lowercase letters or digits, starting with a letter (e.g. cosmos, osmo)',
+            { field: 'body.cosmosPrefix' },
+          );
+        }
+      } else if (req.cosmosPrefix !== undefined) {
+        throw invalidRequest(`cosmosPrefix applies only to COSMOS wallets, not ${req.type}`, { field: 'body.cosmosPrefix' });
+      }
+      const identity = {
+        projectId,
+        userIdentifierType: req.userIdentifierType,
+        userIdentifier: req.userIdentifier,
+        type: req.type,
+        scheme,
+      };
+      const existing = store.wallets.findIdByIdentity(identity);
+      if (existing) throw alreadyExists(existing);
+
+      const walletId = randomUUID();
+      const createdAt = new Date(now()).toISOString();
+      const input: WalletInput = {
+        walletId,
+        projectId,
+        type: req.type,
+        scheme,
+        cosmosPrefix,
+        userIdentifier: req.userIdentifier,
+        createdAt,
+      };
+      try {
+        await host.spawn('wallet', walletId, input, () => {
+          store.wallets.insert({
+            ...identity,
+            id: walletId,
+            status: 'creating',
+            cosmosPrefix,
+            createdAt,
+            updatedAt: createdAt,
+            seq: store.wallets.nextSeq(),
+          });
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          const winner = store.wallets.findIdByIdentity(identity);
+          if (winner) throw alreadyExists(winner);
+        }
+        throw err;
+      }
+      const final = await host.waitFor(walletId, (s) => s.status !== 'active');
+      const ctx = final?.context as WalletContext | undefined;
+      if (final?.value !== 'ready' || !ctx?.address || !ctx.publicKey) {
+        const code = ctx?.error?.code ?? 'KEY_GENERATION_FAILED';
+        const unavailable = code === 'ENCLAVE_UNAVAILABLE' || code === 'ENCLAVE_TIMEOUT';
+        throw new ServiceError(
+          unavailable ? code : 'KEY_GENERATION_FAILED',
+          unavailable ? 503 : 500,
+          unavailable
+            ? 'the key enclave is unavailable; no wallet was created, retry shortly'
+            : 'key generation failed; no wallet was created',
+        );
+      }
+      return {
+        id: walletId,
+        type: req.type,
+        scheme,
+        status: 'ready',
+        address: ctx.address,
+        publicKey: ctx.publicKey,
+        createdAt,
+        userIdentifier: req.userIdentifier,
+        userIdentifierType: req.userIdentifierType,
+      };
+    },
+
+    get(projectId: string, walletId: string): WalletView {
+      const row = store.wallets.get(projectId, walletId);
+      if (!row) throw walletNotFound();
+      return toWalletView(row);
+    },
+
+    list(projectId: string, q: ListWalletsRequest) {
+      const limit = q.limit ? Number(q.limit) : DEFAULT_PAGE;
+      const rows = store.wallets.list(projectId, {
+        userIdentifier: q.userIdentifier,
+        userIdentifierType: q.userIdentifierType,
+        type: q.type,
+        status: q.status,
+        address: q.address,
+        beforeSeq: q.cursor ? decodeCursor(q.cursor) : undefined,
+        limit: limit + 1,
+      });
+      const hasMore = rows.length > limit;
+      const page = hasMore ? rows.slice(0, limit) : rows;
+      const last = page[page.length - 1];
+      return {
+        data: page.map((r) => ({
+          id: r.id,
+          type: r.type,
+          scheme: r.scheme,
+          status: r.status,
+          address: r.address,
+          createdAt: r.createdAt,
+        })),
+        pagination: { cursor: hasMore && last ? encodeCursor(last.seq) : null, hasMore, limit },
+      };
+    },
+
+    async update(
+      projectId: string,
+      walletId: string,
+      patch: { userIdentifier?: string; userIdentifierType?: IdentifierType },
+    ): Promise<WalletView> {
+      const row = store.wallets.get(projectId, walletId);
+      if (!row) throw walletNotFound();
+      if (row.claimedAt) {
+        throw new ServiceError('WALLET_CLAIMED', 403, 'the wallet has been claimed by its user and can no longer be changed');
+      }
+      try {
+        const updated = await store.writer.write(() =>
+          store.wallets.updateIdentity(projectId, walletId, { ...patch, updatedAt: new Date(now()).toISOString() }),
+        );
+        if (!updated) throw walletNotFound();
+        return toWalletView(updated);
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          const other = store.wallets.findIdByIdentity({
+            projectId,
+            type: row.type,
+            scheme: row.scheme,
+            userIdentifier: patch.userIdentifier ?? row.userIdentifier,
+            userIdentifierType: patch.userIdentifierType ?? row.userIdentifierType,
+          });
+          if (other) throw alreadyExists(other);
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+export type WalletService = ReturnType<typeof createWalletService>;

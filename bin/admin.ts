@@ -1,0 +1,139 @@
+/**
+ * The operator CLI (`npm run admin -- <verb> …`): the admin API's verbs for people at a terminal. It
+ * talks to the running service over HTTP with the admin token (ADMIN_TOKEN, else $DATA_DIR/admin-token).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const USAGE = `usage: npm run admin -- <verb> [options]
+
+verbs:
+  quickstart [--name NAME]                      create a project (free plan) and a development key; print both
+  create-project --name NAME [--plan PLAN] [--rate-limit N]
+  delete-project PROJECT_ID                     its keys stop working; its wallets stay
+  create-key PROJECT_ID [--environment development|production]
+  rotate-key KEY_ID                             the old secret is refused at once
+  set-ip-allowlist PROJECT_ID [CIDR ...]        no CIDR lifts the restriction
+
+options:
+  --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
+  --json         print the raw JSON answer`;
+
+function fail(msg: string): never {
+  console.error(msg);
+  process.exit(1);
+}
+
+function adminToken(): string {
+  if (process.env['ADMIN_TOKEN']) return process.env['ADMIN_TOKEN'];
+  const file = path.join(path.resolve(process.env['DATA_DIR'] || './data'), 'admin-token');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return fail(`no admin token: set ADMIN_TOKEN or start the service once so that ${file} exists`);
+  }
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      url: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      environment: { type: 'string', default: 'development' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [verb, ...args] = positionals;
+  if (!verb || values.help) {
+    console.log(USAGE);
+    process.exit(verb || values.help ? 0 : 1);
+  }
+  const base =
+    values.url ?? `http://${process.env['HOST'] || '127.0.0.1'}:${process.env['PORT'] || '8080'}`;
+  const token = adminToken();
+
+  async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
+    let res: Response;
+    try {
+      res = await fetch(`${base}/admin/v1${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      return fail(`cannot reach the service at ${base}: ${(err as Error).message} (is it running? npm start)`);
+    }
+    const text = await res.text();
+    const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (!res.ok) fail(`${method} ${route} answered ${res.status} ${parsed['code'] ?? ''}: ${parsed['message'] ?? text}`);
+    return parsed;
+  }
+  const print = (obj: unknown, human: string) => console.log(values.json ? JSON.stringify(obj, null, 2) : human);
+  const need = (v: string | undefined, what: string): string => v ?? fail(`${verb} needs ${what}\n\n${USAGE}`);
+
+  switch (verb) {
+    case 'quickstart': {
+      const project = await call('POST', '/projects', { name: values.name ?? 'my-project', plan: 'free' });
+      const key = await call('POST', `/projects/${project['id']}/api-keys`, { environment: 'development' });
+      print(
+        { project, apiKey: key },
+        [
+          `project  ${project['id']} (${project['name']}, plan ${project['plan']}, ${project['rateLimitPerMinute']} requests/min)`,
+          `api key  ${key['id']} (development)`,
+          `secret   ${key['secretKey']}`,
+          '',
+          'The secret is shown once. Try:',
+          `  curl -s -X POST ${base}/v1/wallets -H 'X-API-Key: ${key['secretKey']}' \\`,
+          `    -H 'Content-Type: application/json' -d '{"type":"EVM","userIdentifier":"user-1","userIdentifierType":"CUSTOM_ID"}'`,
+        ].join('\n'),
+      );
+      break;
+    }
+    case 'create-project': {
+      const body: Record<string, unknown> = { name: need(values.name, '--name') };
+      if (values.plan) body['plan'] = values.plan;
+      if (values['rate-limit']) body['rateLimitPerMinute'] = Number(values['rate-limit']);
+      const p = await call('POST', '/projects', body);
+      print(p, `project ${p['id']} (${p['name']}, plan ${p['plan']}, ${p['rateLimitPerMinute']} requests/min)`);
+      break;
+    }
+    case 'delete-project': {
+      const id = need(args[0], 'PROJECT_ID');
+      await call('DELETE', `/projects/${encodeURIComponent(id)}`);
+      print({ deleted: id }, `project ${id} deleted: its keys no longer work, its wallets stay`);
+      break;
+    }
+    case 'create-key': {
+      const k = await call('POST', `/projects/${encodeURIComponent(need(args[0], 'PROJECT_ID'))}/api-keys`, {
+        environment: values.environment,
+      });
+      print(k, `api key ${k['id']} (${k['environment']})\nsecret  ${k['secretKey']}\n(the secret is shown once)`);
+      break;
+    }
+    case 'rotate-key': {
+      const k = await call('POST', `/api-keys/${encodeURIComponent(need(args[0], 'KEY_ID'))}/rotate`);
+      print(k, `api key ${k['id']} rotated\nsecret  ${k['secretKey']}\n(the old secret is refused from now on)`);
+      break;
+    }
+    case 'set-ip-allowlist': {
+      const r = await call('PUT', `/projects/${encodeURIComponent(need(args[0], 'PROJECT_ID'))}/ip-allowlist`, {
+        cidrs: args.slice(1),
+      });
+      const cidrs = r['cidrs'] as string[];
+      print(r, cidrs.length ? `allowlist: ${cidrs.join(', ')}` : 'allowlist cleared: any address may call');
+      break;
+    }
+    default:
+      fail(`unknown verb ${verb}\n\n${USAGE}`);
+  }
+}
+
+void main();

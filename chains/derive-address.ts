@@ -1,0 +1,41 @@
+import { deriveCosmosAddress } from './cosmos/derive-address.ts';
+import { deriveEvmAddress } from './evm/derive-address.ts';
+import { deriveSolanaAddress } from './solana/derive-address.ts';
+import { deriveStellarAddress } from './stellar/derive-address.ts';
+import { deriveSuiAddress } from './sui/derive-address.ts';
+import type { WalletType } from './wallet-types.ts';
+
+export interface DeriveAddressInput {
+  type: WalletType;
+  /** Hex without 0x as the enclave returns it: 65-byte uncompressed secp256k1 (EVM, COSMOS) or 32-byte ed25519. */
+  publicKeyHex: string;
+  /** COSMOS only; defaults to `cosmos`. */
+  cosmosPrefix?: string | undefined;
+}
+
+/**
+ * Derives the address of a wallet of `type` from its public key. Throws an `Error` on an unknown type, a
+ * key of the wrong format for the type (for example an ed25519 key for EVM), or a `cosmosPrefix` that is
+ * invalid or given for a type other than COSMOS.
+ */
+export function deriveAddress({ type, publicKeyHex, cosmosPrefix }: DeriveAddressInput): string {
+  if (cosmosPrefix !== undefined && type !== 'COSMOS') {
+    throw new Error(`cosmosPrefix applies only to COSMOS wallets, not ${String(type)}`);
+  }
+  switch (type) {
+    case 'EVM':
+      return deriveEvmAddress(publicKeyHex);
+    case 'COSMOS':
+      return deriveCosmosAddress(publicKeyHex, cosmosPrefix);
+    case 'SOLANA':
+      return deriveSolanaAddress(publicKeyHex);
+    case 'STELLAR':
+      return deriveStellarAddress(publicKeyHex);
+    case 'SUI':
+      return deriveSuiAddress(publicKeyHex);
+    default: {
+      const unknownType: never = type;
+      throw new Error(`Unknown wallet type: ${String(unknownType)}`);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Envelope encryption for everything secret the enclave stores.
+ *
+ * A record's plaintext is sealed with AES-256-GCM under a fresh random 32-byte data key; the data key is
+ * sealed (wrapped) with AES-256-GCM under the master key. Both carry associated data naming the record, so a
+ * ciphertext or a wrapped key copied onto another record fails to open. Rotating the master key re-wraps data
+ * keys only (`rewrap`). Every nonce is 96 random bits, so one master key must wrap fewer than 2^32 data keys
+ * (NIST SP 800-38D §8.3); rotate well before that.
+ */
+import { gcm } from '@noble/ciphers/aes.js';
+import { randomBytes } from '@noble/ciphers/utils.js';
+
+export const KEY_BYTES = 32;
+export const NONCE_BYTES = 12;
+const AAD_VERSION = 'wcs-enclave-v1';
+
+/** A sealed record: ciphertexts include the 16-byte GCM tag. */
+export interface SealedBlob {
+  /** Nonce used to wrap the data key under the master key. */
+  dekIv: Uint8Array;
+  /** The data key sealed under the master key (32 + 16 bytes). */
+  wrappedKey: Uint8Array;
+  /** Nonce used to seal the plaintext under the data key. */
+  iv: Uint8Array;
+  /** The plaintext sealed under the data key. */
+  ciphertext: Uint8Array;
+}
+
+export type ShareKind = 'service' | 'user';
+
+/** A sealed share as stored: which share it is plus its envelope. */
+export interface SealedShare extends SealedBlob {
+  kind: ShareKind;
+}
+
+/** What a sealed record is: becomes the associated data of both layers. */
+export type SealContext =
+  | { type: 'share'; walletId: string; scheme: string; kind: ShareKind }
+  | { type: 'ecies'; curve: 'P-256' };
+
+/** The seal context of a share: its associated data binds it to the wallet, the scheme and the share kind. */
+export function shareContext(walletId: string, scheme: string, kind: ShareKind): SealContext {
+  return { type: 'share', walletId, scheme, kind };
+}
+
+/** The seal context of the enclave's ECIES private key. */
+export const ECIES_CONTEXT: SealContext = { type: 'ecies', curve: 'P-256' };
+
+const encoder = new TextEncoder();
+
+/**
+ * Unambiguous associated data: a version tag, the layer, then each field as a 4-byte big-endian byte length
+ * followed by its UTF-8 bytes (so no two field lists encode alike, whatever characters they hold).
+ */
+export function encodeAad(layer: 'data' | 'key', context: SealContext): Uint8Array {
+  const fields =
+    context.type === 'share'
+      ? [AAD_VERSION, layer, 'share', context.walletId, context.scheme, context.kind]
+      : [AAD_VERSION, layer, 'ecies', context.curve];
+  const encoded = fields.map((field) => encoder.encode(field));
+  const out = new Uint8Array(encoded.reduce((sum, bytes) => sum + 4 + bytes.length, 0));
+  const view = new DataView(out.buffer);
+  let offset = 0;
+  for (const bytes of encoded) {
+    view.setUint32(offset, bytes.length, false);
+    out.set(bytes, offset + 4);
+    offset += 4 + bytes.length;
+  }
+  return out;
+}
+
+function checkKey(key: Uint8Array, name: string): void {
+  if (key.length !== KEY_BYTES) throw new Error(`${name} must be ${KEY_BYTES} bytes`);
+}
+
+/** Seals `plaintext` for `context` under a fresh data key wrapped by `masterKey`. The data key is wiped. */
+export function seal(masterKey: Uint8Array, context: SealContext, plaintext: Uint8Array): SealedBlob {
+  checkKey(masterKey, 'master key');
+  const dataKey = randomBytes(KEY_BYTES);
+  try {
+    const iv = randomBytes(NONCE_BYTES);
+    const ciphertext = gcm(dataKey, iv, encodeAad('data', context)).encrypt(plaintext);
+    const dekIv = randomBytes(NONCE_BYTES);
+    const wrappedKey = gcm(masterKey, dekIv, encodeAad('key', context)).encrypt(dataKey);
+    return { dekIv, wrappedKey, iv, ciphertext };
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/**
+ * Opens a sealed record. Throws if the master key, the context or any byte of the record is wrong (GCM tag).
+ * The caller owns the returned plaintext and must wipe it after use.
+ */
+export function unseal(masterKey: Uint8Array, context: SealContext, sealed: SealedBlob): Uint8Array {
+  checkKey(masterKey, 'master key');
+  const dataKey = gcm(masterKey, sealed.dekIv, encodeAad('key', context)).decrypt(sealed.wrappedKey);
+  try {
+    return gcm(dataKey, sealed.iv, encodeAad('data', context)).decrypt(sealed.ciphertext);
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/**
+ * Re-wraps a record's data key from `oldKey` to `newKey` (fresh nonce). The sealed plaintext is not touched.
+ * Throws if `oldKey` does not open the wrapped key.
+ */
+export function rewrap(
+  oldKey: Uint8Array,
+  newKey: Uint8Array,
+  context: SealContext,
+  sealed: Pick<SealedBlob, 'dekIv' | 'wrappedKey'>,
+): Pick<SealedBlob, 'dekIv' | 'wrappedKey'> {
+  checkKey(oldKey, 'old master key');
+  checkKey(newKey, 'new master key');
+  const aad = encodeAad('key', context);
+  const dataKey = gcm(oldKey, sealed.dekIv, aad).decrypt(sealed.wrappedKey);
+  try {
+    const dekIv = randomBytes(NONCE_BYTES);
+    return { dekIv, wrappedKey: gcm(newKey, dekIv, aad).encrypt(dataKey) };
+  } finally {
+    dataKey.fill(0);
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * The enclave's own SQLite store (`$DATA_DIR/enclave/keys.db`): public keys, sealed key shares and the sealed
+ * ECIES key. It never sees a plaintext share: workers seal before rows get here (see envelope.ts).
+ *
+ * Writes of new keys are group-committed: every insert requested during one event-loop turn goes into one
+ * `BEGIN IMMEDIATE … COMMIT`, and each caller's promise settles only after that commit returned. With WAL and
+ * `synchronous = FULL` the commit has been fsynced by then, so a public key is never answered before the
+ * shares it came from are on disk.
+ */
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { ECIES_CONTEXT, rewrap, type SealedBlob, type SealedShare, type ShareKind, shareContext } from './envelope.ts';
+import type { Scheme } from './protocol.ts';
+
+export const SCHEMA_VERSION = 1;
+
+export interface KeyRecord {
+  walletId: string;
+  scheme: Scheme;
+  /** Hex without 0x (see protocol.ts for the format per scheme). */
+  publicKey: string;
+  createdAt: string;
+}
+
+export interface NewKey {
+  walletId: string;
+  scheme: Scheme;
+  publicKey: string;
+  shares: SealedShare[];
+}
+
+/** `created: false` means another key already held the wallet id: `record` is that key, which won. */
+export interface InsertOutcome {
+  created: boolean;
+  record: KeyRecord;
+}
+
+export interface EciesKeyRecord {
+  /** Uncompressed P-256 point, 65 bytes. */
+  publicKey: Uint8Array;
+  sealed: SealedBlob;
+  generatedAt: string;
+}
+
+const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS keys (
+  wallet_id  TEXT PRIMARY KEY,
+  scheme     TEXT NOT NULL CHECK (scheme IN ('DKLS', 'ED25519')),
+  public_key TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS shares (
+  wallet_id   TEXT NOT NULL REFERENCES keys (wallet_id),
+  kind        TEXT NOT NULL CHECK (kind IN ('service', 'user')),
+  dek_iv      BLOB NOT NULL,
+  wrapped_key BLOB NOT NULL,
+  iv          BLOB NOT NULL,
+  ciphertext  BLOB NOT NULL,
+  created_at  TEXT NOT NULL,
+  PRIMARY KEY (wallet_id, kind)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sealed_keys (
+  name        TEXT PRIMARY KEY,
+  public_key  BLOB NOT NULL,
+  dek_iv      BLOB NOT NULL,
+  wrapped_key BLOB NOT NULL,
+  iv          BLOB NOT NULL,
+  ciphertext  BLOB NOT NULL,
+  created_at  TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+const ECIES_NAME = 'ecies-p256';
+const REWRAP_PAGE = 1000;
+
+interface KeyRow {
+  wallet_id: string;
+  scheme: Scheme;
+  public_key: string;
+  created_at: string;
+}
+
+interface ShareRow {
+  wallet_id: string;
+  kind: ShareKind;
+  dek_iv: Buffer;
+  wrapped_key: Buffer;
+  iv: Buffer;
+  ciphertext: Buffer;
+}
+
+interface SealedKeyRow {
+  name: string;
+  public_key: Buffer;
+  dek_iv: Buffer;
+  wrapped_key: Buffer;
+  iv: Buffer;
+  ciphertext: Buffer;
+  created_at: string;
+}
+
+interface PendingInsert {
+  key: NewKey;
+  resolve(outcome: InsertOutcome): void;
+  reject(error: unknown): void;
+}
+
+function toKeyRecord(row: KeyRow): KeyRecord {
+  return { walletId: row.wallet_id, scheme: row.scheme, publicKey: row.public_key, createdAt: row.created_at };
+}
+
+/** Opens (creating if needed) the enclave key store at `path`. */
+export function createKeyStore(options: { path: string; busyTimeoutMs?: number }) {
+  // Owner-only from the start: SQLite gives the -wal and -shm files the database file's mode.
+  closeSync(openSync(options.path, 'a', 0o600));
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(options.path + suffix)) chmodSync(options.path + suffix, 0o600);
+  }
+  const db = new Database(options.path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+
+  const selectKey = db.prepare<[string], KeyRow>(
+    'SELECT wallet_id, scheme, public_key, created_at FROM keys WHERE wallet_id = ?',
+  );
+  const insertKeyRow = db.prepare<[string, string, string, string]>(
+    'INSERT INTO keys (wallet_id, scheme, public_key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (wallet_id) DO NOTHING',
+  );
+  const insertShareRow = db.prepare<[string, string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
+    'INSERT INTO shares (wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const selectShares = db.prepare<[string], ShareRow>(
+    'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares WHERE wallet_id = ? ORDER BY kind',
+  );
+  const selectSealedKey = db.prepare<[string], SealedKeyRow>(
+    'SELECT name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at FROM sealed_keys WHERE name = ?',
+  );
+  const insertSealedKey = db.prepare<[string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
+    'INSERT INTO sealed_keys (name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+
+  const commitBatch = db.transaction((batch: PendingInsert[]): InsertOutcome[] => {
+    const now = new Date().toISOString();
+    return batch.map(({ key }) => {
+      if (insertKeyRow.run(key.walletId, key.scheme, key.publicKey, now).changes === 0) {
+        // Another key holds this wallet id (earlier, or earlier in this very batch): it wins.
+        return { created: false, record: toKeyRecord(selectKey.get(key.walletId)!) };
+      }
+      for (const share of key.shares) {
+        insertShareRow.run(
+          key.walletId,
+          share.kind,
+          share.dekIv,
+          share.wrappedKey,
+          share.iv,
+          share.ciphertext,
+          now,
+        );
+      }
+      return {
+        created: true,
+        record: { walletId: key.walletId, scheme: key.scheme, publicKey: key.publicKey, createdAt: now },
+      };
+    });
+  });
+
+  let queue: PendingInsert[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+  let closed = false;
+
+  /** Commits everything queued so far in one transaction and settles each caller after the commit. */
+  function flushQueue(): void {
+    scheduled = undefined;
+    const batch = queue;
+    queue = [];
+    if (batch.length === 0) return;
+    let outcomes: InsertOutcome[];
+    try {
+      outcomes = commitBatch.immediate(batch);
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+  }
+
+  return {
+    /** The key of a wallet, if any. */
+    getKey(walletId: string): KeyRecord | undefined {
+      const row = selectKey.get(walletId);
+      return row ? toKeyRecord(row) : undefined;
+    },
+
+    /**
+     * Stores a new key and its sealed shares, group-committed with the other inserts of this event-loop turn.
+     * Resolves after the commit (fsynced). If the wallet id already has a key, nothing is written and the
+     * existing key is answered with `created: false`.
+     */
+    insertKey(key: NewKey): Promise<InsertOutcome> {
+      if (closed) return Promise.reject(new Error('key store is closed'));
+      return new Promise<InsertOutcome>((resolve, reject) => {
+        queue.push({ key, resolve, reject });
+        scheduled ??= setImmediate(flushQueue);
+      });
+    },
+
+    /** Commits the pending batch now (used on shutdown). */
+    flush(): void {
+      if (scheduled) clearImmediate(scheduled);
+      flushQueue();
+    },
+
+    /** The sealed shares of a wallet (for signing workers; never unsealed here). */
+    getShares(walletId: string): SealedShare[] {
+      return selectShares.all(walletId).map((row) => ({
+        kind: row.kind,
+        dekIv: row.dek_iv,
+        wrappedKey: row.wrapped_key,
+        iv: row.iv,
+        ciphertext: row.ciphertext,
+      }));
+    },
+
+    /** The sealed ECIES key, if generated. */
+    getEciesKey(): EciesKeyRecord | undefined {
+      const row = selectSealedKey.get(ECIES_NAME);
+      if (!row) return undefined;
+      return {
+        publicKey: row.public_key,
+        sealed: { dekIv: row.dek_iv, wrappedKey: row.wrapped_key, iv: row.iv, ciphertext: row.ciphertext },
+        generatedAt: row.created_at,
+      };
+    },
+
+    /** Stores the sealed ECIES key (once; a second call throws on the primary key). */
+    insertEciesKey(record: EciesKeyRecord): void {
+      const { sealed } = record;
+      insertSealedKey.run(
+        ECIES_NAME,
+        record.publicKey,
+        sealed.dekIv,
+        sealed.wrappedKey,
+        sealed.iv,
+        sealed.ciphertext,
+        record.generatedAt,
+      );
+    },
+
+    /**
+     * Master-key rotation: re-wraps every data key (shares and ECIES key) from `oldKey` to `newKey` in one
+     * transaction; the sealed secrets themselves are untouched. All or nothing: if `oldKey` fails to open any
+     * record, nothing changes and this throws. Run it while no enclave process is using the store.
+     * Returns the number of records re-wrapped.
+     */
+    rewrapAll(oldKey: Uint8Array, newKey: Uint8Array): number {
+      flushQueue();
+      const page = db.prepare<[string, string, number], ShareRow>(
+        'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares ' +
+          'WHERE (wallet_id, kind) > (?, ?) ORDER BY wallet_id, kind LIMIT ?',
+      );
+      const updateShare = db.prepare<[Uint8Array, Uint8Array, string, string]>(
+        'UPDATE shares SET dek_iv = ?, wrapped_key = ? WHERE wallet_id = ? AND kind = ?',
+      );
+      const updateSealedKey = db.prepare<[Uint8Array, Uint8Array, string]>(
+        'UPDATE sealed_keys SET dek_iv = ?, wrapped_key = ? WHERE name = ?',
+      );
+      const run = db.transaction((): number => {
+        let count = 0;
+        let after: [string, string] = ['', ''];
+        for (;;) {
+          const rows = page.all(after[0], after[1], REWRAP_PAGE);
+          for (const row of rows) {
+            const scheme = selectKey.get(row.wallet_id)!.scheme;
+            const wrapped = rewrap(oldKey, newKey, shareContext(row.wallet_id, scheme, row.kind), {
+              dekIv: row.dek_iv,
+              wrappedKey: row.wrapped_key,
+            });
+            updateShare.run(wrapped.dekIv, wrapped.wrappedKey, row.wallet_id, row.kind);
+            count++;
+          }
+          if (rows.length < REWRAP_PAGE) break;
+          const last = rows[rows.length - 1]!;
+          after = [last.wallet_id, last.kind];
+        }
+        const ecies = selectSealedKey.get(ECIES_NAME);
+        if (ecies) {
+          const wrapped = rewrap(oldKey, newKey, ECIES_CONTEXT, { dekIv: ecies.dek_iv, wrappedKey: ecies.wrapped_key });
+          updateSealedKey.run(wrapped.dekIv, wrapped.wrappedKey, ECIES_NAME);
+          count++;
+        }
+        return count;
+      });
+      return run.immediate();
+    },
+
+    /** Commits the pending batch and closes the database. */
+    close(): void {
+      if (closed) return;
+      if (scheduled) clearImmediate(scheduled);
+      flushQueue();
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+export type KeyStore = ReturnType<typeof createKeyStore>;
+
+/** Creates the schema on a new database and checks the version of an existing one. Idempotent. */
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new Error(
+      `enclave key store schema version ${version} is newer than this build understands (${SCHEMA_VERSION})`,
+    );
+  }
+  db.transaction(() => {
+    db.exec(SCHEMA_V1);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,44 @@
+/**
+ * Entry point of the enclave process: `node --import tsx enclave/main.ts`.
+ *
+ * Environment: `DATA_DIR` (default ./data), `ENCLAVE_SOCKET` (default `$DATA_DIR/enclave.sock`),
+ * `ENCLAVE_MASTER_KEY` (64 hex characters; else `$DATA_DIR/enclave/master.key`, created at first start).
+ * Readiness: `{type: 'ready'}` over IPC when there is a parent channel, and one stdout line
+ * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1.
+ */
+import { join, resolve } from 'node:path';
+import { MasterKeyError } from './master-key.ts';
+import { type RunningEnclave, startEnclave } from './server.ts';
+import { WrongMasterKeyError } from './ecies-key.ts';
+
+const dataDir = resolve(process.env.DATA_DIR || './data');
+const socketPath = resolve(process.env.ENCLAVE_SOCKET || join(dataDir, 'enclave.sock'));
+
+let enclave: RunningEnclave;
+try {
+  enclave = await startEnclave({ dataDir, socketPath, env: process.env });
+} catch (error) {
+  const expected = error instanceof MasterKeyError || error instanceof WrongMasterKeyError;
+  const detail = error instanceof Error ? (expected ? error.message : (error.stack ?? error.message)) : String(error);
+  process.stderr.write(`enclave: failed to start: ${detail}\n`);
+  process.exit(1);
+}
+
+let stopping = false;
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`enclave: ${signal} received, shutting down\n`);
+  try {
+    await enclave.close();
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`enclave: shutdown failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
+
+process.send?.({ type: 'ready' });
+process.stdout.write(`enclave ready on ${socketPath}\n`);

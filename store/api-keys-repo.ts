@@ -1,0 +1,68 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from './db.ts';
+import { apiKeys, projects } from './schema.ts';
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/** What authentication needs to know about a key: the key and its live project. */
+export interface KeyPrincipal {
+  keyId: string;
+  environment: ApiKeyRow['environment'];
+  secretHash: string;
+  projectId: string;
+  plan: (typeof projects.$inferSelect)['plan'];
+  rateLimitPerMinute: number | null;
+  ipAllowlist: string[];
+}
+
+/** API keys, stored as SHA-256 hashes of their secrets. */
+export function createApiKeysRepo(db: Db) {
+  const byHash = db
+    .select({
+      keyId: apiKeys.id,
+      environment: apiKeys.environment,
+      secretHash: apiKeys.secretHash,
+      projectId: projects.id,
+      plan: projects.plan,
+      rateLimitPerMinute: projects.rateLimitPerMinute,
+      ipAllowlist: projects.ipAllowlist,
+    })
+    .from(apiKeys)
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .where(and(eq(apiKeys.secretHash, sql.placeholder('hash')), isNull(projects.deletedAt)))
+    .prepare();
+
+  return {
+    insert(row: typeof apiKeys.$inferInsert): ApiKeyRow {
+      return db.insert(apiKeys).values(row).returning().get();
+    },
+    /** The key whose secret hashes to `hash`, with its project, if the project is live. */
+    findPrincipalByHash(hash: string): KeyPrincipal | undefined {
+      const r = byHash.get({ hash });
+      if (!r) return undefined;
+      return { ...r, ipAllowlist: JSON.parse(r.ipAllowlist) as string[] };
+    },
+    /** A key of a live project. */
+    get(id: string): ApiKeyRow | undefined {
+      return db
+        .select({
+          id: apiKeys.id,
+          projectId: apiKeys.projectId,
+          environment: apiKeys.environment,
+          secretHash: apiKeys.secretHash,
+          createdAt: apiKeys.createdAt,
+          rotatedAt: apiKeys.rotatedAt,
+        })
+        .from(apiKeys)
+        .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+        .where(and(eq(apiKeys.id, id), isNull(projects.deletedAt)))
+        .get();
+    },
+    /** Replaces the secret hash; the old secret stops matching at once. */
+    rotate(id: string, secretHash: string, at: string): boolean {
+      return db.update(apiKeys).set({ secretHash, rotatedAt: at }).where(eq(apiKeys.id, id)).run().changes > 0;
+    },
+  };
+}
+
+export type ApiKeysRepo = ReturnType<typeof createApiKeysRepo>;

@@ -1,0 +1,31 @@
+/** Errors raised by store code. Shaped like the API's errors (code, httpStatus, transient). */
+export class StoreError extends Error {
+  readonly code: string;
+  readonly httpStatus: number;
+  readonly transient: boolean;
+
+  constructor(code: string, message: string, opts: { httpStatus?: number; transient?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'StoreError';
+    this.code = code;
+    this.httpStatus = opts.httpStatus ?? 500;
+    this.transient = opts.transient ?? false;
+  }
+}
+
+/** True for SQLite's unique-constraint violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** Wraps a driver error: SQLITE_BUSY and friends are transient; anything else is a store failure. */
+export function wrapDriverError(err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  const code = String((err as { code?: unknown })?.code ?? '');
+  const busy = code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+  return new StoreError(busy ? 'STORE_BUSY' : 'STORE_ERROR', busy ? 'database is busy' : 'database error', {
+    httpStatus: 503,
+    transient: busy,
+    cause: err,
+  });
+}

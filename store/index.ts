@@ -1,0 +1,33 @@
+import { createApiKeysRepo } from './api-keys-repo.ts';
+import { openServiceDb } from './db.ts';
+import { createOutboxRepo } from './outbox-repo.ts';
+import { createProjectsRepo } from './projects-repo.ts';
+import { createSnapshotsRepo } from './snapshots-repo.ts';
+import { createWalletsRepo } from './wallets-repo.ts';
+import { createWriter } from './writer.ts';
+
+/** Opens the service database and wires its repositories and group-commit writer. */
+export function createStore(file: string) {
+  const { db, sqlite } = openServiceDb(file);
+  const writer = createWriter(sqlite);
+  return {
+    db,
+    sqlite,
+    writer,
+    projects: createProjectsRepo(db),
+    apiKeys: createApiKeysRepo(db),
+    wallets: createWalletsRepo(db),
+    snapshots: createSnapshotsRepo(db),
+    outbox: createOutboxRepo(db),
+    /** Readiness probe: the database answers a query. */
+    ping(): boolean {
+      return sqlite.prepare('select 1 as one').get() !== undefined;
+    },
+    close(): void {
+      writer.flush();
+      sqlite.close();
+    },
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,106 @@
+/**
+ * The service database schema (drizzle). Migrations under store/migrations are generated from this file
+ * with `npm run db:generate` and committed; they are applied at boot.
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/** A partner. Deleting one sets `deletedAt`: its keys stop working, its wallets stay. */
+export const projects = sqliteTable('projects', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  plan: text('plan', { enum: ['free', 'starter', 'growth', 'scale', 'enterprise'] }).notNull(),
+  /** The project's own per-key limit; used by scale and enterprise plans. */
+  rateLimitPerMinute: integer('rate_limit_per_minute'),
+  /** JSON array of CIDR strings; empty means no restriction. */
+  ipAllowlist: text('ip_allowlist').notNull().default('[]'),
+  createdAt: text('created_at').notNull(),
+  deletedAt: text('deleted_at'),
+});
+
+/** API keys are stored as the SHA-256 of the secret; the secret itself is shown once. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    environment: text('environment', { enum: ['development', 'production'] }).notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: text('created_at').notNull(),
+    rotatedAt: text('rotated_at'),
+  },
+  (t) => [uniqueIndex('api_keys_secret_hash').on(t.secretHash), index('api_keys_project').on(t.projectId)],
+);
+
+export const wallets = sqliteTable(
+  'wallets',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    type: text('type', { enum: ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'] }).notNull(),
+    scheme: text('scheme', { enum: ['DKLS', 'ED25519'] }).notNull(),
+    status: text('status', { enum: ['creating', 'ready'] }).notNull(),
+    address: text('address'),
+    publicKey: text('public_key'),
+    userIdentifier: text('user_identifier').notNull(),
+    userIdentifierType: text('user_identifier_type', { enum: ['CUSTOM_ID', 'EMAIL', 'PHONE'] }).notNull(),
+    cosmosPrefix: text('cosmos_prefix'),
+    /** `managed`: both shares in the enclave. `pregen`: only the service share (legacy flow). */
+    custody: text('custody', { enum: ['managed', 'pregen'] })
+      .notNull()
+      .default('managed'),
+    claimedAt: text('claimed_at'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+    /** Monotonic insertion order across the table: list order and cursor position. */
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    uniqueIndex('wallets_identity').on(t.projectId, t.userIdentifierType, t.userIdentifier, t.type, t.scheme),
+    uniqueIndex('wallets_seq').on(t.seq),
+    index('wallets_project_seq').on(t.projectId, t.seq),
+    index('wallets_project_address').on(t.projectId, t.address),
+    index('wallets_status').on(t.status),
+  ],
+);
+
+/** Persisted XState snapshots: one row per actor, written in the same transaction as the row it describes. */
+export const actorSnapshots = sqliteTable(
+  'actor_snapshots',
+  {
+    actorId: text('actor_id').primaryKey(),
+    machine: text('machine').notNull(),
+    machineVersion: integer('machine_version').notNull(),
+    snapshot: text('snapshot').notNull(),
+    /** 1 when the actor reached a final state: it is not restored at boot. */
+    done: integer('done').notNull().default(0),
+    /** Epoch milliseconds at which the host sends the actor a WAKE event; null when nothing is due. */
+    wakeAt: integer('wake_at'),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    index('actor_snapshots_live').on(t.done).where(sql`done = 0`),
+    index('actor_snapshots_wake').on(t.wakeAt).where(sql`wake_at is not null`),
+  ],
+);
+
+/** Transactional outbox: events written in the same transaction as the state change they describe. */
+export const outbox = sqliteTable(
+  'outbox',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    /** `evt_<uuid>`: the webhook envelope id. */
+    id: text('id').notNull().unique(),
+    projectId: text('project_id').notNull(),
+    apiKeyId: text('api_key_id'),
+    type: text('type').notNull(),
+    data: text('data').notNull(),
+    createdAt: text('created_at').notNull(),
+    deliveredAt: text('delivered_at'),
+  },
+  (t) => [index('outbox_pending').on(t.seq).where(sql`delivered_at is null`)],
+);

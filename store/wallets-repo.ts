@@ -1,0 +1,144 @@
+import { and, desc, eq, lt, type SQL, sql } from 'drizzle-orm';
+import type { Db } from './db.ts';
+import { wallets } from './schema.ts';
+
+export type WalletRow = typeof wallets.$inferSelect;
+export type WalletInsert = typeof wallets.$inferInsert;
+
+export interface WalletListFilter {
+  userIdentifier?: string;
+  userIdentifierType?: WalletRow['userIdentifierType'];
+  type?: WalletRow['type'];
+  status?: WalletRow['status'];
+  address?: string;
+  /** Only rows with seq below this (newest-first paging). */
+  beforeSeq?: number;
+  limit: number;
+}
+
+/** Wallet rows. Every read is scoped to a project: another project's wallet does not exist. */
+export function createWalletsRepo(db: Db) {
+  const byId = db
+    .select()
+    .from(wallets)
+    .where(and(eq(wallets.id, sql.placeholder('id')), eq(wallets.projectId, sql.placeholder('projectId'))))
+    .prepare();
+  const byIdentity = db
+    .select({ id: wallets.id })
+    .from(wallets)
+    .where(
+      and(
+        eq(wallets.projectId, sql.placeholder('projectId')),
+        eq(wallets.userIdentifierType, sql.placeholder('userIdentifierType')),
+        eq(wallets.userIdentifier, sql.placeholder('userIdentifier')),
+        eq(wallets.type, sql.placeholder('type')),
+        eq(wallets.scheme, sql.placeholder('scheme')),
+      ),
+    )
+    .prepare();
+  const insertStmt = db.insert(wallets).values({
+    id: sql.placeholder('id'),
+    projectId: sql.placeholder('projectId'),
+    type: sql.placeholder('type'),
+    scheme: sql.placeholder('scheme'),
+    status: sql.placeholder('status'),
+    address: sql.placeholder('address'),
+    publicKey: sql.placeholder('publicKey'),
+    userIdentifier: sql.placeholder('userIdentifier'),
+    userIdentifierType: sql.placeholder('userIdentifierType'),
+    cosmosPrefix: sql.placeholder('cosmosPrefix'),
+    custody: sql.placeholder('custody'),
+    claimedAt: sql.placeholder('claimedAt'),
+    createdAt: sql.placeholder('createdAt'),
+    updatedAt: sql.placeholder('updatedAt'),
+    seq: sql.placeholder('seq'),
+  });
+  const insertPrepared = insertStmt.prepare();
+  const markReadyStmt = db
+    .update(wallets)
+    .set({
+      status: 'ready',
+      address: sql`${sql.placeholder('address')}`,
+      publicKey: sql`${sql.placeholder('publicKey')}`,
+      updatedAt: sql`${sql.placeholder('updatedAt')}`,
+    })
+    .where(eq(wallets.id, sql.placeholder('id')))
+    .prepare();
+  const deleteStmt = db
+    .delete(wallets)
+    .where(eq(wallets.id, sql.placeholder('id')))
+    .prepare();
+
+  let lastSeq: number | undefined;
+
+  return {
+    /** Next insertion sequence number (single writer process). */
+    nextSeq(): number {
+      if (lastSeq === undefined) {
+        const r = db
+          .select({ m: sql<number | null>`max(${wallets.seq})` })
+          .from(wallets)
+          .get();
+        lastSeq = r?.m ?? 0;
+      }
+      lastSeq += 1;
+      return lastSeq;
+    },
+    insert(row: WalletInsert): void {
+      insertPrepared.run({
+        address: null,
+        publicKey: null,
+        cosmosPrefix: null,
+        custody: 'managed',
+        claimedAt: null,
+        ...row,
+      });
+    },
+    markReady(id: string, v: { address: string; publicKey: string; updatedAt: string }): void {
+      markReadyStmt.run({ id, ...v });
+    },
+    delete(id: string): void {
+      deleteStmt.run({ id });
+    },
+    get(projectId: string, id: string): WalletRow | undefined {
+      return byId.get({ id, projectId });
+    },
+    /** Any project's wallet: for the actor host and the operator only. */
+    getAny(id: string): WalletRow | undefined {
+      return db.select().from(wallets).where(eq(wallets.id, id)).get();
+    },
+    findIdByIdentity(k: Pick<WalletRow, 'projectId' | 'userIdentifierType' | 'userIdentifier' | 'type' | 'scheme'>) {
+      return byIdentity.get(k)?.id;
+    },
+    list(projectId: string, f: WalletListFilter): WalletRow[] {
+      const where: SQL[] = [eq(wallets.projectId, projectId)];
+      if (f.userIdentifier !== undefined) where.push(eq(wallets.userIdentifier, f.userIdentifier));
+      if (f.userIdentifierType !== undefined) where.push(eq(wallets.userIdentifierType, f.userIdentifierType));
+      if (f.type !== undefined) where.push(eq(wallets.type, f.type));
+      if (f.status !== undefined) where.push(eq(wallets.status, f.status));
+      if (f.address !== undefined) where.push(eq(wallets.address, f.address));
+      if (f.beforeSeq !== undefined) where.push(lt(wallets.seq, f.beforeSeq));
+      return db
+        .select()
+        .from(wallets)
+        .where(and(...where))
+        .orderBy(desc(wallets.seq))
+        .limit(f.limit)
+        .all();
+    },
+    updateIdentity(
+      projectId: string,
+      id: string,
+      v: Partial<Pick<WalletRow, 'userIdentifier' | 'userIdentifierType'>> & { updatedAt: string },
+    ): WalletRow | undefined {
+      return db
+        .update(wallets)
+        .set(v)
+        .where(and(eq(wallets.id, id), eq(wallets.projectId, projectId)))
+        .returning()
+        .get();
+    },
+  };
+}
+
+export type WalletsRepo = ReturnType<typeof createWalletsRepo>;

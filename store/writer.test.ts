@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createStore } from './index.ts';
+
+function tempDb() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-store-'));
+  return { file: path.join(dir, 'service.db'), dir };
+}
+
+test('migrations apply to an empty file and again to an existing one', () => {
+  const { file, dir } = tempDb();
+  createStore(file).close();
+  const store = createStore(file);
+  const tables = store.sqlite
+    .prepare("select name from sqlite_master where type='table' and name not like 'sqlite_%' order by name")
+    .all()
+    .map((r) => (r as { name: string }).name);
+  for (const t of ['actor_snapshots', 'api_keys', 'outbox', 'projects', 'wallets']) assert.ok(tables.includes(t), t);
+  assert.equal(store.sqlite.pragma('journal_mode', { simple: true }), 'wal');
+  assert.equal(store.sqlite.pragma('foreign_keys', { simple: true }), 1);
+  assert.equal(store.sqlite.pragma('synchronous', { simple: true }), 2);
+  store.close();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('group commit: concurrent writes share one transaction, a failing one rolls back only itself', async () => {
+  const { file, dir } = tempDb();
+  const store = createStore(file);
+  const now = new Date().toISOString();
+  const inserts = Array.from({ length: 50 }, (_, i) =>
+    store.writer.write(() =>
+      store.projects.insert({ id: `p${i}`, name: `n${i}`, plan: 'free', createdAt: now }),
+    ),
+  );
+  const dup = store.writer.write(() => store.projects.insert({ id: 'p1', name: 'dup', plan: 'free', createdAt: now }));
+  const results = await Promise.allSettled([...inserts, dup]);
+  assert.equal(results.filter((r) => r.status === 'fulfilled').length, 50);
+  const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+  assert.equal(rejected.length, 1);
+  assert.equal((rejected[0]!.reason as { code: string }).code, 'SQLITE_CONSTRAINT_PRIMARYKEY');
+  store.close();
+  // What resolved is on disk: a fresh connection sees all fifty and not the duplicate's name.
+  const raw = new Database(file, { readonly: true });
+  assert.equal((raw.prepare('select count(*) n from projects').get() as { n: number }).n, 50);
+  assert.equal((raw.prepare("select name from projects where id='p1'").get() as { name: string }).name, 'n1');
+  raw.close();
+  fs.rmSync(dir, { recursive: true });
+});

@@ -1,0 +1,146 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Config, loadConfig } from '../../api/config.ts';
+import { type RunningApi, startApi } from '../../api/server.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A fresh, empty data directory under the OS temp dir. */
+export function tempDataDir(prefix = 'wcs-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Starts the real enclave as a child process and resolves once it reports ready. */
+export function startEnclaveProcess(dataDir: string, env: Record<string, string> = {}): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(path.join(ROOT, 'enclave/main.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    proc.stderr?.on('data', (d) => {
+      stderr += String(d);
+    });
+    const timer = setTimeout(() => reject(new Error(`enclave not ready in time: ${stderr}`)), 20_000);
+    proc.on('message', (m) => {
+      if ((m as { type?: string }).type === 'ready') {
+        clearTimeout(timer);
+        resolve(proc);
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`enclave exited with ${code}: ${stderr}`));
+    });
+  });
+}
+
+/** Stops a child process by its pid and waits for it to be gone. */
+export async function stopProcess(proc: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    proc.once('exit', () => resolve());
+    process.kill(proc.pid!, signal);
+  });
+}
+
+export interface TestService {
+  dataDir: string;
+  url: string;
+  config: Config;
+  api: RunningApi;
+  enclave: ChildProcess;
+  adminToken: string;
+  admin(method: string, route: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  /** A new project and API key. */
+  newPartner(opts?: {
+    plan?: string;
+    rateLimitPerMinute?: number;
+    environment?: 'development' | 'production';
+  }): Promise<{ projectId: string; keyId: string; secret: string }>;
+  /** A `/v1` request with an API key. */
+  v1(
+    secret: string | undefined,
+    method: string,
+    route: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  restartEnclave(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function request(url: string, method: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: the raw text is returned
+  }
+  return { status: res.status, body: parsed as any, headers: res.headers };
+}
+
+/**
+ * The whole appliance for a test: a real enclave child process, the API wired as in production on a
+ * real SQLite file, listening on a loopback port. `stop()` stops everything it started.
+ */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = tempDataDir();
+  const adminToken = 'test-admin-token-0123456789';
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, PORT: '0', LOG_LEVEL: 'silent', ...env });
+  let enclave = await startEnclaveProcess(dataDir);
+  const api = await startApi(config);
+  await api.app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = api.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+
+  const svc: TestService = {
+    dataDir,
+    url,
+    config,
+    api,
+    get enclave() {
+      return enclave;
+    },
+    adminToken,
+    admin: (method, route, body) =>
+      request(`${url}/admin/v1${route}`, method, { authorization: `Bearer ${adminToken}` }, body),
+    async newPartner(opts = {}) {
+      const p = await svc.admin('POST', '/projects', {
+        name: 'partner',
+        plan: opts.plan ?? 'enterprise',
+        ...(opts.plan && opts.plan !== 'scale' && opts.plan !== 'enterprise'
+          ? {}
+          : { rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000 }),
+      });
+      if (p.status !== 201) throw new Error(`project create failed: ${JSON.stringify(p.body)}`);
+      const k = await svc.admin('POST', `/projects/${p.body.id}/api-keys`, {
+        environment: opts.environment ?? 'development',
+      });
+      if (k.status !== 201) throw new Error(`key create failed: ${JSON.stringify(k.body)}`);
+      return { projectId: p.body.id, keyId: k.body.id, secret: k.body.secretKey };
+    },
+    v1: (secret, method, route, body, headers = {}) =>
+      request(`${url}/v1${route}`, method, { ...(secret === undefined ? {} : { 'x-api-key': secret }), ...headers }, body),
+    async restartEnclave() {
+      await stopProcess(enclave, 'SIGKILL');
+      enclave = await startEnclaveProcess(dataDir);
+    },
+    async stop() {
+      await api.close().catch(() => undefined);
+      await stopProcess(enclave);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return svc;
+}
