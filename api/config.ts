@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type ChainsFile, readChainsFile } from './chains-config.ts';
 
 /** The service's configuration, read once from the environment at boot. */
 export interface Config {
@@ -8,6 +9,8 @@ export interface Config {
   adminToken?: string;
   enclaveSocket: string;
   chainsFile?: string;
+  /** The checked content of CHAINS_FILE; empty when unset (every chain is then refused). */
+  chains: ChainsFile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   trustProxy: boolean;
   webhookAllowPrivateTargets: boolean;
@@ -64,6 +67,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('ENCLAVE_MASTER_KEY must be exactly 64 hex characters (or unset, to use the key file)');
   }
 
+  let chains: ChainsFile = {};
+  if (env['CHAINS_FILE']) {
+    const read = readChainsFile(env['CHAINS_FILE']);
+    chains = read.chains;
+    problems.push(...read.problems);
+  }
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host,
@@ -71,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     enclaveSocket: env['ENCLAVE_SOCKET'] || path.join(dataDir, 'enclave.sock'),
     chainsFile: env['CHAINS_FILE'] || undefined,
+    chains,
     logLevel,
     trustProxy: bool('TRUST_PROXY', false),
     webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),

@@ -2,10 +2,8 @@
  * The enclave's own SQLite store (`$DATA_DIR/enclave/keys.db`): public keys, sealed key shares and the sealed
  * ECIES key. It never sees a plaintext share: workers seal before rows get here (see envelope.ts).
  *
- * Writes of new keys are group-committed: every insert requested during one event-loop turn goes into one
- * `BEGIN IMMEDIATE … COMMIT`, and each caller's promise settles only after that commit returned. With WAL and
- * `synchronous = FULL` the commit has been fsynced by then, so a public key is never answered before the
- * shares it came from are on disk.
+ * WAL with `synchronous = FULL`: when a write transaction returns, it has been fsynced. New keys are written in
+ * batches (`insertKeys`), which key-writer.ts feeds with group commits from its own thread.
  */
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -99,12 +97,6 @@ interface SealedKeyRow {
   created_at: string;
 }
 
-interface PendingInsert {
-  key: NewKey;
-  resolve(outcome: InsertOutcome): void;
-  reject(error: unknown): void;
-}
-
 function toKeyRecord(row: KeyRow): KeyRecord {
   return { walletId: row.wallet_id, scheme: row.scheme, publicKey: row.public_key, createdAt: row.created_at };
 }
@@ -142,9 +134,9 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
     'INSERT INTO sealed_keys (name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
 
-  const commitBatch = db.transaction((batch: PendingInsert[]): InsertOutcome[] => {
+  const insertBatch = db.transaction((keys: readonly NewKey[]): InsertOutcome[] => {
     const now = new Date().toISOString();
-    return batch.map(({ key }) => {
+    return keys.map((key) => {
       if (insertKeyRow.run(key.walletId, key.scheme, key.publicKey, now).changes === 0) {
         // Another key holds this wallet id (earlier, or earlier in this very batch): it wins.
         return { created: false, record: toKeyRecord(selectKey.get(key.walletId)!) };
@@ -166,26 +158,7 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
       };
     });
   });
-
-  let queue: PendingInsert[] = [];
-  let scheduled: NodeJS.Immediate | undefined;
   let closed = false;
-
-  /** Commits everything queued so far in one transaction and settles each caller after the commit. */
-  function flushQueue(): void {
-    scheduled = undefined;
-    const batch = queue;
-    queue = [];
-    if (batch.length === 0) return;
-    let outcomes: InsertOutcome[];
-    try {
-      outcomes = commitBatch.immediate(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
-  }
 
   return {
     /** The key of a wallet, if any. */
@@ -195,22 +168,12 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
     },
 
     /**
-     * Stores a new key and its sealed shares, group-committed with the other inserts of this event-loop turn.
-     * Resolves after the commit (fsynced). If the wallet id already has a key, nothing is written and the
-     * existing key is answered with `created: false`.
+     * Stores new keys and their sealed shares in one `BEGIN IMMEDIATE … COMMIT` (fsynced when this returns), in
+     * order. A key whose wallet id is already taken (also by an earlier key of the same batch) is not written:
+     * its outcome is the existing key with `created: false`.
      */
-    insertKey(key: NewKey): Promise<InsertOutcome> {
-      if (closed) return Promise.reject(new Error('key store is closed'));
-      return new Promise<InsertOutcome>((resolve, reject) => {
-        queue.push({ key, resolve, reject });
-        scheduled ??= setImmediate(flushQueue);
-      });
-    },
-
-    /** Commits the pending batch now (used on shutdown). */
-    flush(): void {
-      if (scheduled) clearImmediate(scheduled);
-      flushQueue();
+    insertKeys(keys: readonly NewKey[]): InsertOutcome[] {
+      return insertBatch.immediate(keys);
     },
 
     /** The sealed shares of a wallet (for signing workers; never unsealed here). */
@@ -256,7 +219,6 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
      * Returns the number of records re-wrapped.
      */
     rewrapAll(oldKey: Uint8Array, newKey: Uint8Array): number {
-      flushQueue();
       const page = db.prepare<[string, string, number], ShareRow>(
         'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares ' +
           'WHERE (wallet_id, kind) > (?, ?) ORDER BY wallet_id, kind LIMIT ?',
@@ -296,11 +258,9 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
       return run.immediate();
     },
 
-    /** Commits the pending batch and closes the database. */
+    /** Closes the database. */
     close(): void {
       if (closed) return;
-      if (scheduled) clearImmediate(scheduled);
-      flushQueue();
       closed = true;
       db.close();
     },

@@ -6,6 +6,7 @@
 import type { CryptoPool } from './crypto-pool.ts';
 import type { EciesPublicKey } from './ecies-key.ts';
 import type { InsertOutcome, KeyRecord, KeyStore } from './key-store.ts';
+import type { KeyWriter } from './key-writer.ts';
 import type { EnclaveErrorCode, EnclaveOps, EnclaveReply, EnclaveRequest, Scheme } from './protocol.ts';
 
 export const MAX_WALLET_ID_LENGTH = 128;
@@ -45,14 +46,15 @@ function answerExisting(record: KeyRecord, scheme: Scheme): GenerateResult {
   return { publicKey: record.publicKey, created: false };
 }
 
-/** Builds the request handler over the store, the worker pool and the ECIES public key. */
+/** Builds the request handler over the store (reads), the key writer, the worker pool and the ECIES key. */
 export function createRequestHandler(deps: {
-  store: Pick<KeyStore, 'getKey' | 'insertKey'>;
+  store: Pick<KeyStore, 'getKey'>;
+  writer: Pick<KeyWriter, 'insertKey'>;
   crypto: Pick<CryptoPool, 'generate'>;
   eciesPublicKey: EciesPublicKey;
   log: (line: string) => void;
 }) {
-  const { store, crypto, eciesPublicKey, log } = deps;
+  const { store, writer, crypto, eciesPublicKey, log } = deps;
   /** Generations under way, by wallet id: a second request for the same id waits for the first. */
   const generating = new Map<string, Promise<InsertOutcome>>();
 
@@ -64,7 +66,7 @@ export function createRequestHandler(deps: {
 
     const outcome = crypto
       .generate({ walletId, scheme })
-      .then((key) => store.insertKey({ walletId, scheme, publicKey: key.publicKey, shares: key.shares }));
+      .then((key) => writer.insertKey({ walletId, scheme, publicKey: key.publicKey, shares: key.shares }));
     generating.set(walletId, outcome);
     try {
       const { created, record } = await outcome;

@@ -10,6 +10,7 @@ import { createCryptoPool } from './crypto-pool.ts';
 import { ensureEciesKey } from './ecies-key.ts';
 import { createFrameDecoder, encodeFrame, parseRequest } from './framing.ts';
 import { createKeyStore } from './key-store.ts';
+import { createKeyWriter, type KeyWriter } from './key-writer.ts';
 import { loadMasterKey } from './master-key.ts';
 import type { EnclaveReply } from './protocol.ts';
 import { createRequestHandler, type RequestHandler } from './request-handler.ts';
@@ -169,10 +170,12 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
 
   const store = createKeyStore({ path: dbPath });
   let pool: ReturnType<typeof createCryptoPool> | undefined;
+  let writer: KeyWriter | undefined;
   try {
     pool = createCryptoPool({ masterKey, ...(options.threads ? { threads: options.threads } : {}) });
     const eciesPublicKey = await ensureEciesKey({ store, crypto: pool });
-    const handler = createRequestHandler({ store, crypto: pool, eciesPublicKey, log });
+    writer = createKeyWriter({ path: dbPath });
+    const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, log });
 
     if (existsSync(socketPath)) {
       if (await socketIsLive(socketPath)) throw new Error(`another enclave is already listening on ${socketPath}`);
@@ -200,6 +203,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     chmodSync(socketPath, 0o600);
 
     const runningPool = pool;
+    const runningWriter = writer;
     let closing: Promise<void> | undefined;
     return {
       socketPath,
@@ -215,10 +219,10 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
               };
             });
           }
-          store.flush();
           for (const socket of connections.keys()) socket.destroy();
           await serverClosed;
           await runningPool.destroy();
+          await runningWriter.close();
           store.close();
           rmSync(socketPath, { force: true });
         })();
@@ -227,6 +231,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     };
   } catch (error) {
     await pool?.destroy().catch(() => undefined);
+    await writer?.close().catch(() => undefined);
     store.close();
     throw error;
   }

@@ -56,7 +56,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
         .send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
     }
     if (isErrorShape(err)) {
-      if (err.httpStatus >= 500) req.log.error({ err }, 'request failed');
+      if (err.httpStatus >= 500) {
+        if ((err as { transient?: boolean }).transient) req.log.warn({ code: err.code }, err.message);
+        else req.log.error({ err }, 'request failed');
+      }
       const body: Record<string, unknown> = { code: err.code, message: err.message };
       if (err.details) Object.assign(body, err.details);
       body['requestId'] = req.id;

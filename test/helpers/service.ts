@@ -71,6 +71,8 @@ export interface TestService {
     headers?: Record<string, string>,
   ): Promise<{ status: number; body: any; headers: Headers }>;
   restartEnclave(): Promise<void>;
+  /** Resolves once /readyz answers 200 (database and enclave up). */
+  waitReady(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -136,6 +138,15 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       await stopProcess(enclave, 'SIGKILL');
       enclave = await startEnclaveProcess(dataDir);
     },
+    async waitReady(timeoutMs = 10_000) {
+      const until = Date.now() + timeoutMs;
+      while (Date.now() < until) {
+        const r = await fetch(`${url}/readyz`);
+        if (r.status === 200) return;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      throw new Error('service not ready in time');
+    }, 
     async stop() {
       await api.close().catch(() => undefined);
       await stopProcess(enclave);

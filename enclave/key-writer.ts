@@ -1,0 +1,81 @@
+/**
+ * Group commit of new keys, from the enclave's main thread to the key writer thread (key-writer.worker.ts).
+ *
+ * Inserts requested while no commit is under way are collected for one event-loop turn (setImmediate) and sent
+ * as one batch; inserts requested while a commit is under way wait and all go in the next one. Each caller's
+ * promise settles only after its batch committed (WAL + `synchronous = FULL`: fsynced), so a public key never
+ * leaves the enclave before the shares it came from are on disk. One batch is in flight at a time, so batches
+ * commit in request order.
+ */
+import { Piscina } from 'piscina';
+import type { InsertOutcome, NewKey } from './key-store.ts';
+import type { KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
+
+interface QueuedInsert {
+  key: NewKey;
+  resolve(outcome: InsertOutcome): void;
+  reject(error: unknown): void;
+}
+
+/** Starts the writer thread on the key store at `path` (created and migrated beforehand). */
+export function createKeyWriter(options: { path: string }) {
+  const workerData: KeyWriterWorkerData = { path: options.path };
+  // A pool of one thread: piscina also takes care of loading a .ts worker under tsx.
+  const pool = new Piscina({
+    filename: new URL('./key-writer.worker.ts', import.meta.url).href,
+    workerData,
+    minThreads: 1,
+    maxThreads: 1,
+  });
+  let queue: QueuedInsert[] = [];
+  let committing: Promise<void> | undefined;
+  let scheduled: NodeJS.Immediate | undefined;
+  let closing: Promise<void> | undefined;
+
+  function run(task: KeyWriterTask): Promise<InsertOutcome[]> {
+    return pool.run(task) as Promise<InsertOutcome[]>;
+  }
+
+  function commitQueued(): void {
+    scheduled = undefined;
+    if (committing || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    committing = run({ type: 'insert', keys: batch.map((item) => item.key) }).then(
+      (outcomes) => {
+        for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+      },
+      (error: unknown) => {
+        for (const item of batch) item.reject(error);
+      },
+    );
+    committing.then(() => {
+      committing = undefined;
+      commitQueued();
+    });
+  }
+
+  return {
+    /** Queues a new key for the next group commit; resolves once committed (see key-store `insertKeys`). */
+    insertKey(key: NewKey): Promise<InsertOutcome> {
+      if (closing) return Promise.reject(new Error('the key writer is closed'));
+      return new Promise<InsertOutcome>((resolve, reject) => {
+        queue.push({ key, resolve, reject });
+        if (!committing) scheduled ??= setImmediate(commitQueued);
+      });
+    },
+    /** Commits what is queued, closes the writer's connection and stops its thread. */
+    close(): Promise<void> {
+      closing ??= (async () => {
+        if (scheduled) clearImmediate(scheduled);
+        commitQueued();
+        while (committing) await committing;
+        await run({ type: 'close' });
+        await pool.destroy();
+      })();
+      return closing;
+    },
+  };
+}
+
+export type KeyWriter = ReturnType<typeof createKeyWriter>;

@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { ROOT, tempDataDir } from './helpers/service.ts';
+
+const run = promisify(execFile);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no line matching ${re} in: ${out}`)), timeoutMs);
+    const onData = (d: Buffer) => {
+      out += String(d);
+      const m = out.match(re);
+      if (m) {
+        clearTimeout(timer);
+        proc.stdout?.off('data', onData);
+        resolve(m);
+      }
+    };
+    proc.stdout?.on('data', onData);
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start: the supervisor on an empty data directory', () => {
+  let dataDir: string;
+  let port: number;
+  let sup: ChildProcess;
+  let log = '';
+  let url: string;
+
+  before(async () => {
+    dataDir = tempDataDir();
+    port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    sup.stdout?.on('data', (d) => {
+      log += String(d);
+    });
+    sup.stderr?.on('data', (d) => {
+      log += String(d);
+    });
+    await waitForLine(sup, /\[supervisor\] ready in \d+ ms/);
+  });
+
+  after(async () => {
+    if (sup.exitCode === null && sup.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        sup.once('exit', () => resolve());
+        process.kill(sup.pid!, 'SIGKILL');
+      });
+    }
+    for (const m of log.matchAll(/pid (\d+)/g)) {
+      if (alive(Number(m[1]))) process.kill(Number(m[1]), 'SIGKILL');
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('generates the admin token and master key (mode 0600) and a 0600 socket, and says so', async () => {
+    for (const f of ['admin-token', 'enclave/master.key', 'enclave.sock']) {
+      const mode = fs.statSync(path.join(dataDir, f)).mode & 0o777;
+      assert.equal(mode, 0o600, f);
+    }
+    assert.match(log, /BACK IT UP/);
+    assert.doesNotMatch(log, new RegExp(fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()));
+    const health = await fetch(`${url}/healthz`);
+    assert.equal(health.status, 200);
+    const ready = await fetch(`${url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: true, enclave: true } });
+  });
+
+  test('the CLI quickstart prints a project and a development key that creates a wallet', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'quickstart', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+    });
+    const out = JSON.parse(stdout);
+    assert.equal(out.project.plan, 'free');
+    assert.equal(out.apiKey.environment, 'development');
+    const r = await fetch(`${url}/v1/wallets`, {
+      method: 'POST',
+      headers: { 'x-api-key': out.apiKey.secretKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'EVM', userIdentifier: 'first-user', userIdentifierType: 'CUSTOM_ID' }),
+    });
+    assert.equal(r.status, 201);
+    const w = (await r.json()) as { status: string; address: string };
+    assert.equal(w.status, 'ready');
+  });
+
+  test('serves /metrics, /openapi.json and /docs', async () => {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    assert.match(metrics, /http_requests_total\{method="POST",route="\/v1\/wallets",status="201"\} 1/);
+    const doc = (await (await fetch(`${url}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
+    assert.equal(doc.openapi, '3.0.3');
+    for (const p of ['/v1/wallets', '/v1/wallets/{walletId}', '/admin/v1/projects']) assert.ok(doc.paths[p], p);
+    assert.ok(doc.paths['/v1/wallets']!['post']);
+    const docs = await fetch(`${url}/docs`, { redirect: 'follow' });
+    assert.equal(docs.status, 200);
+    assert.match(await docs.text(), /swagger/i);
+  });
+
+  test('a killed enclave is restarted by the supervisor; meanwhile creates answer 503 and readiness fails', async () => {
+    const pid = Number([...log.matchAll(/enclave starting \(pid (\d+)\)/g)].at(-1)![1]);
+    const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const project = (await (
+      await fetch(`${url}/admin/v1/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'p', plan: 'growth' }),
+      })
+    ).json()) as { id: string };
+    const key = (await (
+      await fetch(`${url}/admin/v1/projects/${project.id}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ environment: 'production' }),
+      })
+    ).json()) as { secretKey: string };
+    process.kill(pid, 'SIGKILL');
+    const create = (i: number) =>
+      fetch(`${url}/v1/wallets`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secretKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'SOLANA', userIdentifier: `u${i}`, userIdentifierType: 'CUSTOM_ID' }),
+      });
+    // Right after the kill the enclave is down: fail fast with 503, and /readyz says not ready.
+    await new Promise((r) => setTimeout(r, 20));
+    const down = await create(0);
+    const notReady = await fetch(`${url}/readyz`);
+    assert.equal(down.status, 503);
+    assert.equal(notReady.status, 503);
+    // The supervisor brings it back and creation works again.
+    await waitForLine(sup, /enclave restarted/);
+    let ok = 0;
+    for (let i = 1; i <= 50 && ok === 0; i++) {
+      const r = await create(i);
+      if (r.status === 201) ok += 1;
+      else await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(ok, 1);
+    assert.equal(alive(pid), false);
+  });
+
+  test('SIGTERM stops the API, then the enclave, and the supervisor exits 0', async () => {
+    const pids = [...log.matchAll(/(?:enclave|api) starting \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+    const exit = new Promise<number | null>((resolve) => sup.once('exit', (code) => resolve(code)));
+    process.kill(sup.pid!, 'SIGTERM');
+    assert.equal(await exit, 0);
+    for (const p of pids) assert.equal(alive(p), false, `child ${p} is gone`);
+    assert.equal(fs.existsSync(path.join(dataDir, 'enclave.sock')), false);
+  });
+});
+
+describe('configuration is checked at boot', () => {
+  for (const [name, value] of [
+    ['PORT', 'eighty'],
+    ['LOG_LEVEL', 'loud'],
+    ['ENCLAVE_MASTER_KEY', 'abc'],
+    ['TRUST_PROXY', 'maybe'],
+    ['ADMIN_TOKEN', 'short'],
+  ] as const) {
+    test(`an invalid ${name} stops the start with a message naming it`, async () => {
+      const dataDir = tempDataDir();
+      try {
+        await assert.rejects(
+          run(process.execPath, ['--import', 'tsx', 'main.ts'], {
+            cwd: ROOT,
+            env: { ...process.env, DATA_DIR: dataDir, [name]: value },
+            timeout: 20_000,
+          }),
+          (err: { code: number; stderr: string }) => {
+            assert.equal(err.code, 1);
+            assert.match(err.stderr, new RegExp(name));
+            return true;
+          },
+        );
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+});
