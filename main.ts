@@ -1,6 +1,7 @@
 /**
- * The supervisor (`npm start`): starts the enclave process, waits until it listens on its socket, then
- * starts the API process. It restarts either child when it dies (with a growing back-off) and, on
+ * The supervisor (`npm start`): starts the enclave process and the API process side by side; the API
+ * waits for the enclave's socket before it restores actors and listens, so nothing is served before the
+ * enclave answers (starting both at once saves the API's own load time on start-up). It restarts either child when it dies (with a growing back-off) and, on
  * SIGTERM/SIGINT, stops the API first, then the enclave.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -87,9 +88,8 @@ async function main(): Promise<void> {
   };
 
   try {
-    await start(enclave);
+    await Promise.all([start(enclave), start(api)]);
     watch(enclave);
-    await start(api);
     watch(api);
   } catch (err) {
     console.error(`[supervisor] ${(err as Error).message}`);

@@ -28,7 +28,7 @@ export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?:
   const store = createStore(path.join(config.dataDir, 'service.db'));
   const enclave = createEnclaveClient({ socketPath: config.enclaveSocket });
   try {
-    await enclave.connect({ timeoutMs: opts.enclaveConnectTimeoutMs ?? 10_000 });
+    await enclave.connect({ timeoutMs: opts.enclaveConnectTimeoutMs ?? 30_000 });
   } catch (err) {
     store.close();
     throw err;

@@ -73,7 +73,7 @@ export interface TestService {
   restartEnclave(): Promise<void>;
   /** Resolves once /readyz answers 200 (database and enclave up). */
   waitReady(timeoutMs?: number): Promise<void>;
-  stop(): Promise<void>;
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 async function request(url: string, method: string, headers: Record<string, string>, body?: unknown) {
@@ -96,8 +96,11 @@ async function request(url: string, method: string, headers: Record<string, stri
  * The whole appliance for a test: a real enclave child process, the API wired as in production on a
  * real SQLite file, listening on a loopback port. `stop()` stops everything it started.
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const dataDir = tempDataDir();
+export async function startTestService(
+  env: Record<string, string> = {},
+  opts: { dataDir?: string } = {},
+): Promise<TestService> {
+  const dataDir = opts.dataDir ?? tempDataDir();
   const adminToken = 'test-admin-token-0123456789';
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, PORT: '0', LOG_LEVEL: 'silent', ...env });
   let enclave = await startEnclaveProcess(dataDir);
@@ -147,10 +150,10 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       }
       throw new Error('service not ready in time');
     }, 
-    async stop() {
+    async stop({ keepData = false }: { keepData?: boolean } = {}) {
       await api.close().catch(() => undefined);
       await stopProcess(enclave);
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!keepData) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return svc;

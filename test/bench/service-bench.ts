@@ -1,0 +1,149 @@
+/**
+ * Benchmarks against a running service (the real supervisor, enclave and API processes) with autocannon.
+ * Prints figures; asserts nothing. Run: `npm run bench` (or `node --import tsx test/bench/service-bench.ts`).
+ *
+ *   BENCH_SECONDS      duration of each load phase (default 10)
+ *   BENCH_ONLY         comma list of phases: startup,create,get (default all)
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
+const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get').split(',');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (;;) {
+    try {
+      const r = await fetch(`${url}/readyz`);
+      if (r.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
+  }
+  return { proc, url, dataDir, readyMs: performance.now() - t0 };
+}
+
+async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<void> {
+  await new Promise<void>((resolve) => {
+    s.proc.once('exit', () => resolve());
+    process.kill(s.proc.pid!, 'SIGTERM');
+  });
+  fs.rmSync(s.dataDir, { recursive: true, force: true });
+}
+
+async function partnerKey(url: string): Promise<string> {
+  const h = { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' };
+  const p = (await (
+    await fetch(`${url}/admin/v1/projects`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 10_000_000 }),
+    })
+  ).json()) as { id: string };
+  const k = (await (
+    await fetch(`${url}/admin/v1/projects/${p.id}/api-keys`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ environment: 'production' }),
+    })
+  ).json()) as { secretKey: string };
+  return k.secretKey;
+}
+
+function report(name: string, r: autocannon.Result): void {
+  const non2xx = r.non2xx + r.errors + r.timeouts;
+  console.log(
+    `${name.padEnd(34)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(
+      r.latency.p99,
+    ).padStart(4)} ms   max ${r.latency.max} ms   total ${r.requests.total}   non-2xx/errors ${non2xx}`,
+  );
+}
+
+async function main(): Promise<void> {
+  console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
+  if (ONLY.includes('startup')) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = await startService();
+      times.push(s.readyMs);
+      await stopService(s);
+    }
+    console.log(`start-up to ready (empty data dir)   ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')}`);
+  }
+  if (!ONLY.includes('create') && !ONLY.includes('get')) return;
+
+  const svc = await startService();
+  try {
+    const key = await partnerKey(svc.url);
+    const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+    let n = 0;
+    if (ONLY.includes('create')) {
+      const r = await autocannon({
+        url: `${svc.url}/v1/wallets`,
+        connections: 32,
+        duration: SECONDS,
+        requests: [
+          {
+            method: 'POST',
+            headers,
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ type: 'EVM', userIdentifier: `bench-${n++}`, userIdentifierType: 'CUSTOM_ID' }),
+            }),
+          },
+        ],
+      });
+      report('POST /v1/wallets (EVM), 32 conns', r);
+    }
+    if (ONLY.includes('get')) {
+      const ids: string[] = [];
+      for (let i = 0; i < 64; i++) {
+        const res = await fetch(`${svc.url}/v1/wallets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ type: 'EVM', userIdentifier: `get-${i}`, userIdentifierType: 'CUSTOM_ID' }),
+        });
+        ids.push(((await res.json()) as { id: string }).id);
+      }
+      let j = 0;
+      const r = await autocannon({
+        url: svc.url,
+        connections: 64,
+        duration: SECONDS,
+        requests: [{ method: 'GET', headers: { 'x-api-key': key }, setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[j++ % ids.length]}` }) }],
+      });
+      report('GET /v1/wallets/{id}, 64 conns', r);
+    }
+  } finally {
+    await stopService(svc);
+  }
+}
+
+void main();
