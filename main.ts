@@ -34,7 +34,10 @@ function start(child: Child): Promise<void> {
     child.proc = proc;
     child.startedAt = Date.now();
     log(`${child.name} starting (pid ${proc.pid})`);
-    const timer = setTimeout(() => reject(new Error(`${child.name} did not become ready in ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${child.name} did not become ready in ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
     const onMessage = (m: unknown) => {
       if ((m as { type?: string })?.type === 'ready') {
         clearTimeout(timer);

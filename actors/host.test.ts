@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import { assign, createActor, fromPromise, setup } from 'xstate';
 import { createStore, type Store } from '../store/index.ts';
 import { createActorHost, type MachineDefinition } from './host.ts';
-import { createWalletDefinition } from './wallet-definition.ts';
 import type { KeyMaterial, WalletInput } from './wallet.machine.ts';
 import { walletMachine } from './wallet.machine.ts';
+import { createWalletDefinition } from './wallet-definition.ts';
 
 function tempStore(): { store: Store; file: string; dir: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-host-'));
@@ -86,9 +86,7 @@ test('host: snapshot and wallet row are stored together; a restart resumes a cre
   const hang = createActorHost({
     writer: store.writer,
     snapshots: store.snapshots,
-    definitions: [
-      createWalletDefinition({ ...store, generateKey: () => new Promise<KeyMaterial>(() => undefined) }),
-    ],
+    definitions: [createWalletDefinition({ ...store, generateKey: () => new Promise<KeyMaterial>(() => undefined) })],
   });
   const input = walletInput('w2');
   await hang.spawn('wallet', 'w2', input, insertRow(store, input));
@@ -155,7 +153,10 @@ test('host: a failed key generation aborts and removes the row; a duplicate init
   await host.spawn('wallet', 'w3', input, insertRow(store, input));
   const final = await host.waitFor('w3', (s) => s.status !== 'active');
   assert.equal(final?.value, 'aborted');
-  assert.deepEqual((final?.context as { error: unknown }).error, { code: 'ENCLAVE_UNAVAILABLE', message: 'enclave down' });
+  assert.deepEqual((final!.context as { error: unknown }).error, {
+    code: 'ENCLAVE_UNAVAILABLE',
+    message: 'enclave down',
+  });
   assert.equal(store.wallets.getAny('w3'), undefined);
 
   const dupInput = { ...walletInput('w4'), userIdentifier: 'same' };
@@ -166,7 +167,9 @@ test('host: a failed key generation aborts and removes the row; a duplicate init
     definitions: [createWalletDefinition({ ...store, generateKey: () => new Promise<KeyMaterial>(() => undefined) })],
   });
   await never.spawn('wallet', 'w4', dupInput, insertRow(store, dupInput));
-  await assert.rejects(never.spawn('wallet', 'w5', other, insertRow(store, other)), { code: 'SQLITE_CONSTRAINT_UNIQUE' });
+  await assert.rejects(never.spawn('wallet', 'w5', other, insertRow(store, other)), {
+    code: 'SQLITE_CONSTRAINT_UNIQUE',
+  });
   assert.equal(store.snapshots.get('w5'), undefined);
   assert.equal(never.isLive('w5'), false);
   await never.stop();
@@ -209,7 +212,7 @@ test('host: a stored wakeAt wakes the actor, also after a restart', async () => 
   assert.equal(second.restoreAll(), 1);
   const final = await second.waitFor('t1', (s) => s.status !== 'active');
   assert.equal(final?.value, 'woken');
-  assert.equal((final?.context as { woke: number }).woke, 1);
+  assert.equal((final!.context as { woke: number }).woke, 1);
   assert.equal(reopened.snapshots.get('t1')!.done, 1);
   assert.equal(reopened.snapshots.get('t1')!.wakeAt, null);
   reopened.close();

@@ -131,7 +131,8 @@ export function createActorHost(deps: HostDeps) {
                 schedule(entry, actorId, row.wakeAt);
               }
             },
-            (err) => log(`actor ${actorId}: persisting a snapshot failed; the actor stays at its last stored state`, err),
+            (err) =>
+              log(`actor ${actorId}: persisting a snapshot failed; the actor stays at its last stored state`, err),
           );
       },
       error: (err) => log(`actor ${actorId} errored`, err),
@@ -169,7 +170,9 @@ export function createActorHost(deps: HostDeps) {
           continue;
         }
         if (row.machineVersion !== def.version) {
-          log(`actor ${row.actorId}: stored with ${row.machine} v${row.machineVersion}, host runs v${def.version}; left as stored`);
+          log(
+            `actor ${row.actorId}: stored with ${row.machine} v${row.machineVersion}, host runs v${def.version}; left as stored`,
+          );
           continue;
         }
         const persisted = JSON.parse(row.snapshot) as PersistedSnapshot;

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
@@ -25,6 +25,9 @@ export interface AppDeps {
   ready: () => Promise<Record<string, boolean>>;
 }
 
+/** Longest path parameter the router accepts; the schemas refuse ids above 128 with a 400 naming the field. */
+const MAX_PARAM_LENGTH = 256;
+
 /** Largest JSON body any route accepts. */
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -42,6 +45,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // URLs the router cannot take apart (bad percent-encoding, overlong ids) get the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      (reply as FastifyReply)
+        .code(tooLong ? 414 : 400)
+        .header('x-request-id', req.id)
+        .send({
+          code: tooLong ? 'URI_TOO_LONG' : 'INVALID_REQUEST',
+          message: tooLong
+            ? `a path segment is longer than ${MAX_PARAM_LENGTH} characters`
+            : 'the URL is not valid (bad percent-encoding)',
+          requestId: req.id,
+        });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.

@@ -30,7 +30,10 @@ export const ChainsFileSchema = Type.Object(
     ),
     yield: Type.Optional(
       Type.Array(
-        Type.Object({ chainId: Type.Integer({ minimum: 1 }), pool: Address, usdc: Address }, { additionalProperties: false }),
+        Type.Object(
+          { chainId: Type.Integer({ minimum: 1 }), pool: Address, usdc: Address },
+          { additionalProperties: false },
+        ),
       ),
     ),
   },
@@ -53,7 +56,9 @@ export function readChainsFile(file: string): { chains: ChainsFile; problems: st
   if (problems.length > 0) return { chains: {}, problems };
   const chains = raw as ChainsFile;
   const dup = (xs: Array<string | number>) => xs.filter((x, i) => xs.indexOf(x) !== i);
-  for (const id of dup((chains.evm ?? []).map((c) => c.chainId))) problems.push(`CHAINS_FILE ${file}: evm chainId ${id} is listed twice`);
-  for (const n of dup((chains.solana ?? []).map((c) => c.network))) problems.push(`CHAINS_FILE ${file}: solana network ${n} is listed twice`);
+  for (const id of dup((chains.evm ?? []).map((c) => c.chainId)))
+    problems.push(`CHAINS_FILE ${file}: evm chainId ${id} is listed twice`);
+  for (const n of dup((chains.solana ?? []).map((c) => c.network)))
+    problems.push(`CHAINS_FILE ${file}: solana network ${n} is listed twice`);
   return { chains, problems };
 }

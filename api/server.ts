@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createActorHost } from '../actors/host.ts';
 import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
+import { createActorHost } from '../actors/host.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { createStore } from '../store/index.ts';

@@ -53,8 +53,7 @@ async function main(): Promise<void> {
     console.log(USAGE);
     process.exit(verb || values.help ? 0 : 1);
   }
-  const base =
-    values.url ?? `http://${process.env['HOST'] || '127.0.0.1'}:${process.env['PORT'] || '8080'}`;
+  const base = values.url ?? `http://${process.env['HOST'] || '127.0.0.1'}:${process.env['PORT'] || '8080'}`;
   const token = adminToken();
 
   async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -73,7 +72,8 @@ async function main(): Promise<void> {
     }
     const text = await res.text();
     const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    if (!res.ok) fail(`${method} ${route} answered ${res.status} ${parsed['code'] ?? ''}: ${parsed['message'] ?? text}`);
+    if (!res.ok)
+      fail(`${method} ${route} answered ${res.status} ${parsed['code'] ?? ''}: ${parsed['message'] ?? text}`);
     return parsed;
   }
   const print = (obj: unknown, human: string) => console.log(values.json ? JSON.stringify(obj, null, 2) : human);

@@ -32,9 +32,7 @@ test('group commit: concurrent writes share one transaction, a failing one rolls
   const store = createStore(file);
   const now = new Date().toISOString();
   const inserts = Array.from({ length: 50 }, (_, i) =>
-    store.writer.write(() =>
-      store.projects.insert({ id: `p${i}`, name: `n${i}`, plan: 'free', createdAt: now }),
-    ),
+    store.writer.write(() => store.projects.insert({ id: `p${i}`, name: `n${i}`, plan: 'free', createdAt: now })),
   );
   const dup = store.writer.write(() => store.projects.insert({ id: 'p1', name: 'dup', plan: 'free', createdAt: now }));
   const results = await Promise.allSettled([...inserts, dup]);

@@ -46,7 +46,11 @@ test('README backup and restore: litestream replicas of both databases plus the 
     for (const db of ['service.db', 'enclave/keys.db']) {
       await run(LITESTREAM, ['restore', '-config', path.join(ROOT, 'litestream.yml'), path.join(dataDir, db)], { env });
     }
-    assert.equal(fs.existsSync(path.join(dataDir, 'enclave/master.key')), false, 'the replica never holds the master key');
+    assert.equal(
+      fs.existsSync(path.join(dataDir, 'enclave/master.key')),
+      false,
+      'the replica never holds the master key',
+    );
     fs.writeFileSync(path.join(dataDir, 'enclave/master.key'), masterKey, { mode: 0o600 });
 
     const restored = await startTestService({}, { dataDir });

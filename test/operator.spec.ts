@@ -3,8 +3,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);

@@ -47,10 +47,7 @@ describe('POST /v1/wallets', () => {
       assert.equal(r.status, 201, JSON.stringify(r.body));
       assert.equal(r.body.scheme, 'DKLS');
       assert.match(r.body.publicKey, /^0[23][0-9a-f]{64}$/);
-      const expected = pubkeyToAddress(
-        encodeSecp256k1Pubkey(Buffer.from(r.body.publicKey, 'hex')),
-        prefix ?? 'cosmos',
-      );
+      const expected = pubkeyToAddress(encodeSecp256k1Pubkey(Buffer.from(r.body.publicKey, 'hex')), prefix ?? 'cosmos');
       assert.equal(r.body.address, expected);
     }
   });
@@ -88,7 +85,12 @@ describe('POST /v1/wallets', () => {
     const b = await create({ type: 'SUI', userIdentifier: uid(), userIdentifierType: 'CUSTOM_ID', cosmosPrefix: 'x' });
     assert.equal(b.status, 400);
     assert.equal(b.body.field, 'body.cosmosPrefix');
-    const c = await create({ type: 'COSMOS', userIdentifier: uid(), userIdentifierType: 'CUSTOM_ID', cosmosPrefix: 'Bad!' });
+    const c = await create({
+      type: 'COSMOS',
+      userIdentifier: uid(),
+      userIdentifierType: 'CUSTOM_ID',
+      cosmosPrefix: 'Bad!',
+    });
     assert.equal(c.status, 400);
     assert.equal(c.body.field, 'body.cosmosPrefix');
   });
@@ -110,7 +112,9 @@ describe('POST /v1/wallets', () => {
   test('concurrent duplicate creates: exactly one wallet, every other answer is 409 naming it', async () => {
     const who = uid('race');
     const answers = await Promise.all(
-      Array.from({ length: 24 }, () => create({ type: 'SOLANA', userIdentifier: who, userIdentifierType: 'CUSTOM_ID' })),
+      Array.from({ length: 24 }, () =>
+        create({ type: 'SOLANA', userIdentifier: who, userIdentifierType: 'CUSTOM_ID' }),
+      ),
     );
     const created = answers.filter((a) => a.status === 201);
     const conflicts = answers.filter((a) => a.status === 409);
@@ -140,7 +144,10 @@ describe('GET /v1/wallets and /v1/wallets/{id}', () => {
     owner = await svc.newPartner();
     const types = ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI', 'EVM', 'SOLANA'];
     for (const [i, type] of types.entries()) {
-      const r = await create({ type, userIdentifier: `list-${i}`, userIdentifierType: i % 2 ? 'EMAIL' : 'CUSTOM_ID' }, owner.secret);
+      const r = await create(
+        { type, userIdentifier: `list-${i}`, userIdentifierType: i % 2 ? 'EMAIL' : 'CUSTOM_ID' },
+        owner.secret,
+      );
       assert.equal(r.status, 201);
       ids.push(r.body.id);
     }
@@ -221,7 +228,13 @@ describe('GET /v1/wallets and /v1/wallets/{id}', () => {
     assert.equal(theirs.status, 404);
     assert.equal(missing.status, 404);
     assert.deepEqual(theirs.body, missing.body);
-    const patch = await svc.v1(stranger.secret, 'PATCH', `/wallets/${ids[0]}`, { userIdentifier: 'x' }, { 'x-request-id': 'same-id' });
+    const patch = await svc.v1(
+      stranger.secret,
+      'PATCH',
+      `/wallets/${ids[0]}`,
+      { userIdentifier: 'x' },
+      { 'x-request-id': 'same-id' },
+    );
     assert.equal(patch.status, 404);
     assert.deepEqual(patch.body, missing.body);
     const list = await svc.v1(stranger.secret, 'GET', '/wallets');

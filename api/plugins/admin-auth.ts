@@ -10,8 +10,9 @@ export const adminAuthPlugin = fp(async (app: FastifyInstance, opts: { adminToke
   const expected = digest(opts.adminToken);
   app.addHook('onRequest', (req, _reply, done) => {
     const h = req.headers.authorization;
-    if (!h) return done(new ServiceError('ADMIN_TOKEN_REQUIRED', 401, 'Authorization: Bearer <admin token> is required'));
-    const m = /^Bearer (.+)$/.exec(h);
+    if (!h)
+      return done(new ServiceError('ADMIN_TOKEN_REQUIRED', 401, 'Authorization: Bearer <admin token> is required'));
+    const m = /^bearer +(.+)$/i.exec(h);
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) {
       return done(new ServiceError('INVALID_ADMIN_TOKEN', 403, 'admin token is not valid'));
     }

@@ -1,10 +1,15 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isErrorShape } from '../errors.ts';
+import { PATTERN_WORDING } from '../schemas/common.ts';
 
 /** Fastify's own error codes mapped to the service's codes. */
 const FASTIFY_CODES: Record<string, { status: number; code: string; message?: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: 'send the body as JSON with Content-Type: application/json',
+  },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_REQUEST' },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is too large' },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
@@ -34,6 +39,9 @@ function describeValidation(err: FastifyError): { message: string; field?: strin
       field = [base, params['additionalProperty']].filter(Boolean).join('.');
       message = `${ctx}.${field} is not an accepted field`;
       break;
+    case 'pattern':
+      message = `${ctx}.${field} ${PATTERN_WORDING[String(params['pattern'])] ?? `must match ${String(params['pattern'])}`}`;
+      break;
     case 'enum':
       message = `${ctx}.${field} must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}`;
       break;
@@ -51,9 +59,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (err.validation) {
       const { message, field } = describeValidation(err);
-      return reply
-        .code(400)
-        .send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
+      return reply.code(400).send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
     }
     if (isErrorShape(err)) {
       if (err.httpStatus >= 500) {

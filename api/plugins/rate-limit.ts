@@ -15,6 +15,10 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     cache: 100_000,
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     errorResponseBuilder: (_req, ctx) =>
-      new ServiceError('RATE_LIMITED', 429, `rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}`),
+      new ServiceError(
+        'RATE_LIMITED',
+        429,
+        `rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}`,
+      ),
   });
 });

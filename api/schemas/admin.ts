@@ -1,17 +1,12 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum, TEXT_PATTERN } from './common.ts';
 
-export const PlanSchema = Type.Union([
-  Type.Literal('free'),
-  Type.Literal('starter'),
-  Type.Literal('growth'),
-  Type.Literal('scale'),
-  Type.Literal('enterprise'),
-]);
-export const EnvironmentSchema = Type.Union([Type.Literal('development'), Type.Literal('production')]);
+export const PlanSchema = StringEnum(['free', 'starter', 'growth', 'scale', 'enterprise']);
+export const EnvironmentSchema = StringEnum(['development', 'production']);
 
 export const CreateProjectBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: TEXT_PATTERN }),
     plan: Type.Optional(PlanSchema),
     rateLimitPerMinute: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'Required for scale and enterprise plans only.' }),

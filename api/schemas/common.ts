@@ -1,17 +1,34 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 
-export const WalletTypeSchema = Type.Union(
-  [Type.Literal('EVM'), Type.Literal('COSMOS'), Type.Literal('SOLANA'), Type.Literal('STELLAR'), Type.Literal('SUI')],
-  { description: 'Wallet type; fixed at creation.' },
-);
-export const SchemeSchema = Type.Union([Type.Literal('DKLS'), Type.Literal('ED25519')], {
+/**
+ * Pattern for free text: at least one non-space character, and well-formed Unicode (a lone UTF-16
+ * surrogate cannot be stored as UTF-8 and would read back as something else).
+ */
+export const TEXT_PATTERN = '^(?=[\\s\\S]*\\S)\\P{Cs}+$';
+
+/** Page-size query parameter: an integer from 1 to 100, as a string. */
+export const LIMIT_PATTERN = '^(100|[1-9][0-9]?)$';
+
+/** Human wording of the patterns above, for validation messages. */
+export const PATTERN_WORDING: Record<string, string> = {
+  [TEXT_PATTERN]: 'must be non-blank, well-formed Unicode text',
+  [LIMIT_PATTERN]: 'must be an integer from 1 to 100',
+};
+
+/** A string enum as JSON Schema `enum` (so a wrong value's message can list the allowed ones). */
+export const StringEnum = <const T extends readonly string[]>(values: T, opts: { description?: string } = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
+
+export const WalletTypeSchema = StringEnum(['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'], {
+  description: 'Wallet type; fixed at creation.',
+});
+export const SchemeSchema = StringEnum(['DKLS', 'ED25519'], {
   description: 'DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.',
 });
-export const UserIdentifierTypeSchema = Type.Union(
-  [Type.Literal('CUSTOM_ID'), Type.Literal('EMAIL'), Type.Literal('PHONE')],
-  { description: "Kind of the partner's user identifier." },
-);
-export const WalletStatusSchema = Type.Union([Type.Literal('creating'), Type.Literal('ready')]);
+export const UserIdentifierTypeSchema = StringEnum(['CUSTOM_ID', 'EMAIL', 'PHONE'], {
+  description: "Kind of the partner's user identifier.",
+});
+export const WalletStatusSchema = StringEnum(['creating', 'ready']);
 
 /** The error envelope of every 4xx/5xx answer. */
 export const ErrorSchema = Type.Object(

@@ -1,10 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { SchemeSchema, UserIdentifierTypeSchema, WalletStatusSchema, WalletTypeSchema } from './common.ts';
+import {
+  LIMIT_PATTERN,
+  SchemeSchema,
+  TEXT_PATTERN,
+  UserIdentifierTypeSchema,
+  WalletStatusSchema,
+  WalletTypeSchema,
+} from './common.ts';
 
 const UserIdentifier = Type.String({
   minLength: 1,
   maxLength: 256,
-  pattern: '\\S',
+  pattern: TEXT_PATTERN,
   description: "Partner-chosen identifier of the wallet's user (1-256 characters, not blank).",
 });
 
@@ -31,22 +38,20 @@ export const PatchWalletBody = Type.Object(
 
 export const WalletIdParams = Type.Object({ walletId: Type.String({ minLength: 1, maxLength: 128 }) });
 
-export const Wallet = Type.Object(
-  {
-    id: Type.String(),
-    type: WalletTypeSchema,
-    scheme: SchemeSchema,
-    status: WalletStatusSchema,
-    address: Type.Union([Type.String(), Type.Null()]),
-    publicKey: Type.Union([Type.String(), Type.Null()], {
-      description:
-        'Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI.',
-    }),
-    createdAt: Type.String({ format: 'date-time' }),
-    userIdentifier: Type.String(),
-    userIdentifierType: UserIdentifierTypeSchema,
-  },
-);
+export const Wallet = Type.Object({
+  id: Type.String(),
+  type: WalletTypeSchema,
+  scheme: SchemeSchema,
+  status: WalletStatusSchema,
+  address: Type.Union([Type.String(), Type.Null()]),
+  publicKey: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI.',
+  }),
+  createdAt: Type.String({ format: 'date-time' }),
+  userIdentifier: Type.String(),
+  userIdentifierType: UserIdentifierTypeSchema,
+});
 
 export const WalletListItem = Type.Object({
   id: Type.String(),
@@ -65,7 +70,7 @@ export const ListWalletsQuery = Type.Object(
     status: Type.Optional(WalletStatusSchema),
     address: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size 1-100; default 20.' })),
+    limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
   },
   { additionalProperties: false },
 );

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Store } from '../../store/index.ts';
 import type { Plan } from '../../store/projects-repo.ts';
-import { type Authenticator, hashSecret, PLAN_LIMITS } from '../plugins/auth.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
+import { type Authenticator, hashSecret, PLAN_LIMITS } from '../plugins/auth.ts';
 
 export type Environment = 'development' | 'production';
 
@@ -15,17 +15,39 @@ function newSecret(environment: Environment): string {
   return `${environment === 'production' ? 'sk_live_' : 'sk_dev_'}${randomBytes(32).toString('base64url')}`;
 }
 
-/** Normalizes a CIDR (or a bare address, taken as a single host); throws on anything else. */
+const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * Normalizes a CIDR (or a bare address, taken as a single host); throws a 400 on anything else. IPv4 must
+ * be a dotted quad (`10` or `127.1` are refused: they read like something else). An IPv4-mapped IPv6
+ * entry (`::ffff:a.b.c.d/n`, n ≥ 96) is stored as the IPv4 range it means, since callers are matched as IPv4.
+ */
 export function normalizeCidr(entry: string): string {
   const s = entry.trim();
-  if (s.includes('/')) {
-    if (!ipaddr.isValidCIDR(s)) throw invalidRequest(`"${entry}" is not a valid IPv4 or IPv6 CIDR`);
-    const [addr, bits] = ipaddr.parseCIDR(s);
-    return `${addr.toString()}/${bits}`;
+  const invalid = () => invalidRequest(`"${entry}" is not a valid IPv4 or IPv6 CIDR`, { field: 'body.cidrs' });
+  const [host = '', bitsText] = s.split('/', 2);
+  if (!host.includes(':') && !DOTTED_QUAD.test(host)) throw invalid();
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  let bits: number;
+  if (bitsText === undefined) {
+    if (!ipaddr.isValid(host)) throw invalid();
+    addr = ipaddr.parse(host);
+    bits = addr.kind() === 'ipv4' ? 32 : 128;
+  } else {
+    if (!/^\d{1,3}$/.test(bitsText) || !ipaddr.isValidCIDR(s)) throw invalid();
+    [addr, bits] = ipaddr.parseCIDR(s);
   }
-  if (!ipaddr.isValid(s)) throw invalidRequest(`"${entry}" is not a valid IPv4 or IPv6 CIDR`);
-  const addr = ipaddr.parse(s);
-  return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+  if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) {
+    if (bits < 96) throw invalid();
+    addr = addr.toIPv4Address();
+    bits -= 96;
+  }
+  // Store the network address itself, so `10.1.2.3/8` reads back as the range it allows: `10.0.0.0/8`.
+  const network =
+    addr.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${addr}/${bits}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${addr}/${bits}`);
+  return `${network.toString()}/${bits}`;
 }
 
 /** The operator's verbs (admin API and CLI): projects, API keys, rotation, IP allowlists. */
@@ -43,9 +65,12 @@ export function createAdminService(deps: {
       const plan = body.plan ?? 'free';
       const fixed = PLAN_LIMITS[plan];
       if (fixed !== null && body.rateLimitPerMinute !== undefined) {
-        throw invalidRequest(`plan ${plan} has a fixed limit of ${fixed} requests per minute; omit rateLimitPerMinute`, {
-          field: 'body.rateLimitPerMinute',
-        });
+        throw invalidRequest(
+          `plan ${plan} has a fixed limit of ${fixed} requests per minute; omit rateLimitPerMinute`,
+          {
+            field: 'body.rateLimitPerMinute',
+          },
+        );
       }
       if (fixed === null && body.rateLimitPerMinute === undefined) {
         throw invalidRequest(`plan ${plan} needs rateLimitPerMinute (the project's own figure)`, {

@@ -87,9 +87,12 @@ export function createWalletService(deps: {
     async create(projectId: string, req: CreateWalletRequest): Promise<WalletView> {
       const scheme = req.scheme ?? defaultScheme(req.type);
       if (!isSchemeSupported(req.type, scheme)) {
-        throw invalidRequest(`scheme ${scheme} is not supported for ${req.type} wallets (use ${defaultScheme(req.type)})`, {
-          field: 'body.scheme',
-        });
+        throw invalidRequest(
+          `scheme ${scheme} is not supported for ${req.type} wallets (use ${defaultScheme(req.type)})`,
+          {
+            field: 'body.scheme',
+          },
+        );
       }
       let cosmosPrefix: string | null = null;
       if (req.type === 'COSMOS') {
@@ -101,7 +104,9 @@ export function createWalletService(deps: {
           );
         }
       } else if (req.cosmosPrefix !== undefined) {
-        throw invalidRequest(`cosmosPrefix applies only to COSMOS wallets, not ${req.type}`, { field: 'body.cosmosPrefix' });
+        throw invalidRequest(`cosmosPrefix applies only to COSMOS wallets, not ${req.type}`, {
+          field: 'body.cosmosPrefix',
+        });
       }
       const identity = {
         projectId,
@@ -210,7 +215,11 @@ export function createWalletService(deps: {
       const row = store.wallets.get(projectId, walletId);
       if (!row) throw walletNotFound();
       if (row.claimedAt) {
-        throw new ServiceError('WALLET_CLAIMED', 403, 'the wallet has been claimed by its user and can no longer be changed');
+        throw new ServiceError(
+          'WALLET_CLAIMED',
+          403,
+          'the wallet has been claimed by its user and can no longer be changed',
+        );
       }
       try {
         const updated = await store.writer.write(() =>

@@ -34,7 +34,13 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
   const t0 = performance.now();
   const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ADMIN_TOKEN: 'bench-admin-token-0123456789',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (;;) {
@@ -137,7 +143,13 @@ async function main(): Promise<void> {
         url: svc.url,
         connections: 64,
         duration: SECONDS,
-        requests: [{ method: 'GET', headers: { 'x-api-key': key }, setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[j++ % ids.length]}` }) }],
+        requests: [
+          {
+            method: 'GET',
+            headers: { 'x-api-key': key },
+            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[j++ % ids.length]}` }),
+          },
+        ],
       });
       report('GET /v1/wallets/{id}, 64 conns', r);
     }

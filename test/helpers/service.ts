@@ -136,7 +136,12 @@ export async function startTestService(
       return { projectId: p.body.id, keyId: k.body.id, secret: k.body.secretKey };
     },
     v1: (secret, method, route, body, headers = {}) =>
-      request(`${url}/v1${route}`, method, { ...(secret === undefined ? {} : { 'x-api-key': secret }), ...headers }, body),
+      request(
+        `${url}/v1${route}`,
+        method,
+        { ...(secret === undefined ? {} : { 'x-api-key': secret }), ...headers },
+        body,
+      ),
     async restartEnclave() {
       await stopProcess(enclave, 'SIGKILL');
       enclave = await startEnclaveProcess(dataDir);
@@ -149,7 +154,7 @@ export async function startTestService(
         await new Promise((res) => setTimeout(res, 50));
       }
       throw new Error('service not ready in time');
-    }, 
+    },
     async stop({ keepData = false }: { keepData?: boolean } = {}) {
       await api.close().catch(() => undefined);
       await stopProcess(enclave);

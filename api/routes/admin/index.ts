@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AdminService } from '../../services/admin.ts';
 import {
   ApiKey,
   CreateApiKeyBody,
@@ -13,6 +12,7 @@ import {
   RotatedKey,
 } from '../../schemas/admin.ts';
 import { errorResponses } from '../../schemas/common.ts';
+import type { AdminService } from '../../services/admin.ts';
 
 const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { WalletService } from '../../services/wallets.ts';
 import { errorResponses, Paginated } from '../../schemas/common.ts';
 import {
   CreateWalletBody,
@@ -9,6 +8,7 @@ import {
   WalletIdParams,
   WalletListItem,
 } from '../../schemas/wallets.ts';
+import type { WalletService } from '../../services/wallets.ts';
 
 const AUTH_ERRORS = [400, 401, 403, 429] as const;
 
