@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { ROOT, tempDataDir } from './helpers/service.ts';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const ADMIN = 'api-crash-admin-token-0123456789';
+let sup: ChildProcess | undefined;
+let dataDir = '';
+let log = '';
+
+after(async () => {
+  if (sup && sup.exitCode === null && sup.signalCode === null) {
+    await new Promise<void>((resolve) => {
+      sup!.once('exit', () => resolve());
+      process.kill(sup!.pid!, 'SIGTERM');
+    });
+  }
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function waitFor(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${log}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('killing the API process mid-load: the restarted API finishes every wallet it had started', async () => {
+  dataDir = tempDataDir();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  sup.stdout?.on('data', (d) => {
+    log += String(d);
+  });
+  sup.stderr?.on('data', (d) => {
+    log += String(d);
+  });
+  await waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+  const project = (await (
+    await fetch(`${url}/admin/v1/projects`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'p', plan: 'enterprise', rateLimitPerMinute: 100000 }),
+    })
+  ).json()) as { id: string };
+  const key = (await (
+    await fetch(`${url}/admin/v1/projects/${project.id}/api-keys`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ environment: 'production' }),
+    })
+  ).json()) as { secretKey: string };
+
+  const apiPid = Number(log.match(/api starting \(pid (\d+)\)/)![1]);
+  const answered: Array<{ id: string; address: string }> = [];
+  let sent = 0;
+  let killed = false;
+  const worker = async () => {
+    while (!killed || sent < 50) {
+      const i = sent++;
+      if (i === 150) {
+        killed = true;
+        process.kill(apiPid, 'SIGKILL');
+      }
+      try {
+        const r = await fetch(`${url}/v1/wallets`, {
+          method: 'POST',
+          headers: { 'x-api-key': key.secretKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'EVM', userIdentifier: `c-${i}`, userIdentifierType: 'CUSTOM_ID' }),
+        });
+        if (r.status === 201) answered.push((await r.json()) as { id: string; address: string });
+      } catch {
+        // the connection died with the process
+      }
+      if (killed) return;
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  assert.ok(killed);
+
+  // The supervisor restarts the API; it restores the wallets that were in `creating` and finishes them.
+  await waitFor(() => /api restarted/.test(log), 'the API restart');
+  await waitFor(async () => {
+    const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
+    try {
+      const n = db.prepare("select count(*) as n from wallets where status != 'ready'").get() as { n: number };
+      return n.n === 0;
+    } finally {
+      db.close();
+    }
+  }, 'no wallet left in creating');
+
+  const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
+  const rows = db.prepare('select id, address, status from wallets').all() as Array<{ id: string; address: string }>;
+  const live = db.prepare('select count(*) as n from actor_snapshots where done = 0').get() as { n: number };
+  const events = db.prepare("select count(*) as n from outbox where type = 'wallet.created'").get() as { n: number };
+  db.close();
+  assert.equal(live.n, 0, 'no live actor left behind');
+  assert.equal(events.n, rows.length, 'one wallet.created event per wallet');
+  const byId = new Map(rows.map((r) => [r.id, r.address]));
+  for (const a of answered) assert.equal(byId.get(a.id), a.address, `answered wallet ${a.id} kept its address`);
+  assert.ok(answered.length >= 100);
+  console.log(`wallets stored ${rows.length}, answered 201 ${answered.length}`);
+  // And the restarted API serves them.
+  const r = await fetch(`${url}/v1/wallets/${answered[0]!.id}`, { headers: { 'x-api-key': key.secretKey } });
+  assert.equal(r.status, 200);
+});
