@@ -102,9 +102,7 @@ export function createFrameDecoder(handlers: FrameDecoderHandlers) {
 
 export type FrameDecoder = ReturnType<typeof createFrameDecoder>;
 
-export type ParsedRequest =
-  | { ok: true; request: EnclaveRequest }
-  | { ok: false; id: number; message: string };
+export type ParsedRequest = { ok: true; request: EnclaveRequest } | { ok: false; id: number; message: string };
 
 /** True for the ids a client may use: positive safe integers (0 is reserved for unreadable frames). */
 function isRequestId(value: unknown): value is number {

@@ -142,15 +142,7 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
         return { created: false, record: toKeyRecord(selectKey.get(key.walletId)!) };
       }
       for (const share of key.shares) {
-        insertShareRow.run(
-          key.walletId,
-          share.kind,
-          share.dekIv,
-          share.wrappedKey,
-          share.iv,
-          share.ciphertext,
-          now,
-        );
+        insertShareRow.run(key.walletId, share.kind, share.dekIv, share.wrappedKey, share.iv, share.ciphertext, now);
       }
       return {
         created: true,

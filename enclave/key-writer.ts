@@ -26,6 +26,7 @@ export function createKeyWriter(options: { path: string }) {
     workerData,
     minThreads: 1,
     maxThreads: 1,
+    atomics: 'disabled', // see crypto-pool.ts
   });
   let queue: QueuedInsert[] = [];
   let committing: Promise<void> | undefined;
@@ -64,13 +65,24 @@ export function createKeyWriter(options: { path: string }) {
         if (!committing) scheduled ??= setImmediate(commitQueued);
       });
     },
-    /** Commits what is queued, closes the writer's connection and stops its thread. */
-    close(): Promise<void> {
+    /**
+     * Commits what is queued, closes the writer's connection and stops its thread. Gives up waiting after
+     * `timeoutMs` (a commit that has not returned by then is not acknowledged to anyone) and stops the thread.
+     */
+    close(timeoutMs = 10_000): Promise<void> {
       closing ??= (async () => {
         if (scheduled) clearImmediate(scheduled);
-        commitQueued();
-        while (committing) await committing;
-        await run({ type: 'close' });
+        const drained = (async () => {
+          commitQueued();
+          while (committing) await committing;
+          await run({ type: 'close' });
+        })();
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        });
+        await Promise.race([drained.catch(() => undefined), timedOut]);
+        clearTimeout(timer);
         await pool.destroy();
       })();
       return closing;

@@ -48,7 +48,10 @@ function createEd25519Secret(): { secret: Uint8Array; publicKey: Uint8Array } {
   const pair = generateKeyPairSync('ed25519');
   const der = pair.privateKey.export({ format: 'der', type: 'pkcs8' });
   try {
-    if (der.length !== ED25519_PKCS8_PREFIX.length + SECRET_BYTES || !der.subarray(0, 16).equals(ED25519_PKCS8_PREFIX)) {
+    if (
+      der.length !== ED25519_PKCS8_PREFIX.length + SECRET_BYTES ||
+      !der.subarray(0, 16).equals(ED25519_PKCS8_PREFIX)
+    ) {
       throw new Error('unexpected Ed25519 PKCS#8 encoding');
     }
     const secret = Uint8Array.from(der.subarray(ED25519_PKCS8_PREFIX.length));

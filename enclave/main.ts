@@ -7,9 +7,9 @@
  * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1.
  */
 import { join, resolve } from 'node:path';
+import { WrongMasterKeyError } from './ecies-key.ts';
 import { MasterKeyError } from './master-key.ts';
 import { type RunningEnclave, startEnclave } from './server.ts';
-import { WrongMasterKeyError } from './ecies-key.ts';
 
 const dataDir = resolve(process.env.DATA_DIR || './data');
 const socketPath = resolve(process.env.ENCLAVE_SOCKET || join(dataDir, 'enclave.sock'));
@@ -24,11 +24,18 @@ try {
   process.exit(1);
 }
 
+/** Shutdown waits for requests under way (up to 10 s) and the last commit; past this, exit anyway. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
+
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
   if (stopping) return;
   stopping = true;
   process.stderr.write(`enclave: ${signal} received, shutting down\n`);
+  setTimeout(() => {
+    process.stderr.write('enclave: shutdown did not finish in time, exiting\n');
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS);
   try {
     await enclave.close();
     process.exit(0);

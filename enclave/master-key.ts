@@ -56,7 +56,11 @@ export function loadMasterKey(options: {
     if ((mode & 0o077) !== 0) {
       log(`enclave: WARNING ${path} has mode ${mode.toString(8)}; it should be 0600 (readable by its owner only)`);
     }
-    return { key: parseHexKey(readFileSync(path, 'utf8'), `the master key file ${path}`), source: 'file', created: false };
+    return {
+      key: parseHexKey(readFileSync(path, 'utf8'), `the master key file ${path}`),
+      source: 'file',
+      created: false,
+    };
   }
 
   if (options.keyStoreExists) {

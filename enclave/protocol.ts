@@ -49,4 +49,10 @@ export type EnclaveReply =
  * - KEY_EXISTS: generateKey for a wallet id that already holds a key of another scheme.
  * - INTERNAL: anything else; the message is generic and the cause stays in the enclave's log.
  */
-export type EnclaveErrorCode = 'BAD_FRAME' | 'FRAME_TOO_LARGE' | 'UNKNOWN_OP' | 'BAD_REQUEST' | 'KEY_EXISTS' | 'INTERNAL';
+export type EnclaveErrorCode =
+  | 'BAD_FRAME'
+  | 'FRAME_TOO_LARGE'
+  | 'UNKNOWN_OP'
+  | 'BAD_REQUEST'
+  | 'KEY_EXISTS'
+  | 'INTERNAL';

@@ -41,7 +41,10 @@ function parseGenerateParams(params: Record<string, unknown>): EnclaveOps['gener
 
 function answerExisting(record: KeyRecord, scheme: Scheme): GenerateResult {
   if (record.scheme !== scheme) {
-    throw new EnclaveRequestError('KEY_EXISTS', `wallet ${record.walletId} already holds a key of scheme ${record.scheme}`);
+    throw new EnclaveRequestError(
+      'KEY_EXISTS',
+      `wallet ${record.walletId} already holds a key of scheme ${record.scheme}`,
+    );
   }
   return { publicKey: record.publicKey, created: false };
 }
@@ -80,7 +83,9 @@ export function createRequestHandler(deps: {
     if (error instanceof EnclaveRequestError) {
       return { id: request.id, ok: false, error: { code: error.code, message: error.message } };
     }
-    log(`enclave: ${request.op} (request ${request.id}) failed: ${error instanceof Error ? error.stack : String(error)}`);
+    log(
+      `enclave: ${request.op} (request ${request.id}) failed: ${error instanceof Error ? error.stack : String(error)}`,
+    );
     return { id: request.id, ok: false, error: { code: 'INTERNAL', message: 'internal enclave error' } };
   }
 

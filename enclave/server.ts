@@ -12,7 +12,7 @@ import { createFrameDecoder, encodeFrame, parseRequest } from './framing.ts';
 import { createKeyStore } from './key-store.ts';
 import { createKeyWriter, type KeyWriter } from './key-writer.ts';
 import { loadMasterKey } from './master-key.ts';
-import type { EnclaveReply } from './protocol.ts';
+import { type EnclaveReply, MAX_FRAME_BYTES } from './protocol.ts';
 import { createRequestHandler, type RequestHandler } from './request-handler.ts';
 
 /** Longest Unix socket path that fits `sockaddr_un` on Linux (108 bytes with the terminating NUL). */
@@ -81,7 +81,7 @@ function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () 
       socket.cork();
       process.nextTick(uncork);
     }
-    if (!socket.write(frame)) socket.pause();
+    socket.write(frame);
   }
 
   const decoder = createFrameDecoder({
@@ -106,7 +106,7 @@ function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () 
       const reply: EnclaveReply = {
         id: 0,
         ok: false,
-        error: { code: 'FRAME_TOO_LARGE', message: `frame length ${length} is outside 1..${1024 * 1024}` },
+        error: { code: 'FRAME_TOO_LARGE', message: `frame length ${length} is outside 1..${MAX_FRAME_BYTES}` },
       };
       // The stream cannot be resynchronised: answer, then close this connection only.
       if (socket.writable) socket.end(encodeFrame(reply), () => socket.destroy());
@@ -122,7 +122,6 @@ function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () 
       socket.destroy();
     }
   });
-  socket.on('drain', () => socket.resume());
   socket.on('error', () => {
     // Peer resets and broken pipes end the connection ('close' follows); nothing to do.
   });
@@ -210,14 +209,20 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
       close() {
         closing ??= (async () => {
           const serverClosed = new Promise<void>((done) => server.close(() => done()));
-          if (inFlight() > 0) {
+          // Drain: requests already sent on open connections are read (one event-loop turn) and answered, until
+          // a turn passes with nothing under way or the deadline passes.
+          const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+          for (;;) {
+            await new Promise<void>((done) => setImmediate(done));
+            if (inFlight() === 0 || Date.now() >= deadline) break;
             await new Promise<void>((done) => {
-              const timer = setTimeout(done, DRAIN_TIMEOUT_MS);
+              const timer = setTimeout(done, deadline - Date.now());
               waitingForDrain = () => {
                 clearTimeout(timer);
                 done();
               };
             });
+            waitingForDrain = undefined;
           }
           for (const socket of connections.keys()) socket.destroy();
           await serverClosed;

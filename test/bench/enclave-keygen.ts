@@ -5,7 +5,7 @@
  *   node --import tsx test/bench/enclave-keygen.ts [--seconds 5] [--concurrency 32] [--scheme DKLS|ED25519]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +24,24 @@ const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 const scheme = values.scheme as Scheme;
 
+/** CPU milliseconds per thread of a process (Linux /proc; empty elsewhere). */
+function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const dir = `/proc/${pid}/task`;
+  if (!existsSync(dir)) return out;
+  const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
+  for (const tid of readdirSync(dir)) {
+    try {
+      const stat = readFileSync(`${dir}/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
@@ -40,6 +58,7 @@ try {
   const deadline = performance.now() + seconds * 1000;
   const startedAt = performance.now();
   const cpuBefore = process.cpuUsage();
+  const threadsBefore = threadCpuMs(enclave.pid);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < deadline) {
@@ -52,6 +71,7 @@ try {
   );
   const elapsed = (performance.now() - startedAt) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const threadsAfter = threadCpuMs(enclave.pid);
   latencies.sort((a, b) => a - b);
   console.log(
     `enclave keygen ${scheme}: ${latencies.length} keys in ${elapsed.toFixed(2)} s = ` +
@@ -60,6 +80,21 @@ try {
       `max ${latencies[latencies.length - 1]!.toFixed(2)}; bench client CPU ` +
       `${(((cpu.user + cpu.system) / 1e6 / elapsed) * 100).toFixed(0)}% of one core`,
   );
+  if (threadsAfter.size > 0) {
+    const perThread = [...threadsAfter]
+      .map(([tid, ms]) => [tid, ms - (threadsBefore.get(tid) ?? 0)] as const)
+      .filter(([, ms]) => ms > 0)
+      .sort((a, b) => b[1] - a[1]);
+    const totalMs = perThread.reduce((sum, [, ms]) => sum + ms, 0);
+    console.log(
+      `enclave process CPU: ${((totalMs * 1000) / latencies.length).toFixed(0)} µs/key ` +
+        `(${((totalMs / 1000 / elapsed) * 100).toFixed(0)}% of one core); busiest threads µs/key: ` +
+        perThread
+          .slice(0, 6)
+          .map(([, ms]) => ((ms * 1000) / latencies.length).toFixed(0))
+          .join(', '),
+    );
+  }
 } finally {
   await client.close();
   await enclave.stop();

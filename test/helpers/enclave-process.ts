@@ -11,6 +11,8 @@ export interface EnclaveProcess {
   child: ChildProcess;
   pid: number;
   socketPath: string;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
   /** Resolves with the exit code (or signal name) once the process has exited. */
@@ -35,11 +37,14 @@ export function spawnEnclave(options: {
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     stderr += text;
   });
-  child.stdout!.resume();
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
@@ -52,6 +57,7 @@ export function spawnEnclave(options: {
     child,
     pid,
     socketPath,
+    stdout: () => stdout,
     stderr: () => stderr,
     exited,
     async stop(graceMs = 5000) {
