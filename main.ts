@@ -1,16 +1,22 @@
 /**
  * The supervisor (`npm start`): starts the enclave process and the API process side by side; the API
  * waits for the enclave's socket before it restores actors and listens, so nothing is served before the
- * enclave answers (starting both at once saves the API's own load time on start-up). It restarts either child when it dies (with a growing back-off) and, on
- * SIGTERM/SIGINT, stops the API first, then the enclave.
+ * enclave answers (starting both at once saves the API's own load time on start-up). It restarts a child
+ * that dies, with a growing back-off, and on SIGTERM/SIGINT stops the API first, then the enclave.
+ *
+ * The supervisor reads no configuration itself (so it stays small and starts fast): each child checks
+ * its own and exits with EX_CONFIG (78) and a message naming the variable, and the supervisor then stops.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from './api/config.ts';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
+/** From source (`node --import tsx main.ts`) the children run as TypeScript; from dist/ as the built bundles. */
+const fromSource = import.meta.url.endsWith('.ts');
+const EXT = fromSource ? '.ts' : '.js';
 const READY_TIMEOUT_MS = 30_000;
+const EX_CONFIG = 78;
 
 interface Child {
   name: 'enclave' | 'api';
@@ -20,14 +26,14 @@ interface Child {
   startedAt: number;
 }
 
-function log(msg: string): void {
-  console.log(`[supervisor] ${msg}`);
-}
+const log = (msg: string) => console.log(`[supervisor] ${msg}`);
+const running = (p?: ChildProcess) => !!p && p.exitCode === null && p.signalCode === null;
 
+/** Forks a child and resolves when it reports `{type: 'ready'}`; rejects if it exits or times out first. */
 function start(child: Child): Promise<void> {
   return new Promise((resolve, reject) => {
-    const proc = fork(path.join(root, child.entry), [], {
-      execArgv: ['--import', 'tsx'],
+    const proc = fork(path.join(root, `${child.entry}${EXT}`), [], {
+      execArgv: fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'],
       env: process.env,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -35,77 +41,33 @@ function start(child: Child): Promise<void> {
     child.startedAt = Date.now();
     log(`${child.name} starting (pid ${proc.pid})`);
     const timer = setTimeout(
-      () => reject(new Error(`${child.name} did not become ready in ${READY_TIMEOUT_MS} ms`)),
+      () => reject(new Error(`${child.name} not ready in ${READY_TIMEOUT_MS} ms`)),
       READY_TIMEOUT_MS,
     );
     const onMessage = (m: unknown) => {
-      if ((m as { type?: string })?.type === 'ready') {
-        clearTimeout(timer);
-        proc.off('message', onMessage);
-        resolve();
-      }
+      if ((m as { type?: string })?.type !== 'ready') return;
+      clearTimeout(timer);
+      proc.off('message', onMessage);
+      resolve();
     };
     proc.on('message', onMessage);
     proc.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${child.name} exited during start (${signal ?? `code ${code}`})`));
+      reject(Object.assign(new Error(`${child.name} exited during start (${signal ?? `code ${code}`})`), { code }));
     });
   });
 }
 
 async function main(): Promise<void> {
-  try {
-    loadConfig();
-  } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : String(err));
-    process.exit(1);
-  }
   const t0 = Date.now();
-  const enclave: Child = { name: 'enclave', entry: 'enclave/main.ts', restarts: 0, startedAt: 0 };
-  const api: Child = { name: 'api', entry: 'api/main.ts', restarts: 0, startedAt: 0 };
+  const enclave: Child = { name: 'enclave', entry: 'enclave/main', restarts: 0, startedAt: 0 };
+  const api: Child = { name: 'api', entry: 'api/main', restarts: 0, startedAt: 0 };
   let stopping = false;
 
-  const watch = (child: Child) => {
-    child.proc?.once('exit', (code, signal) => {
-      if (stopping) return;
-      // A child that ran a while gets a fresh back-off; one that keeps dying waits longer each time.
-      if (Date.now() - child.startedAt > 30_000) child.restarts = 0;
-      const delay = Math.min(5_000, 100 * 2 ** child.restarts);
-      child.restarts += 1;
-      log(`${child.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);
-      setTimeout(() => {
-        if (stopping) return;
-        start(child).then(
-          () => {
-            log(`${child.name} restarted`);
-            watch(child);
-          },
-          (err: Error) => {
-            log(err.message);
-            watch(child);
-            child.proc?.kill('SIGKILL');
-          },
-        );
-      }, delay);
-    });
-  };
-
-  try {
-    await Promise.all([start(enclave), start(api)]);
-    watch(enclave);
-    watch(api);
-  } catch (err) {
-    console.error(`[supervisor] ${(err as Error).message}`);
-    enclave.proc?.kill('SIGTERM');
-    api.proc?.kill('SIGTERM');
-    process.exit(1);
-  }
-  log(`ready in ${Date.now() - t0} ms`);
-
-  const stopChild = (child: Child) =>
-    new Promise<void>((resolve) => {
+  function stopChild(child: Child): Promise<void> {
+    return new Promise<void>((resolve) => {
       const p = child.proc;
-      if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
+      if (!p || !running(p)) return resolve();
       const kill = setTimeout(() => p.kill('SIGKILL'), 10_000);
       p.once('exit', () => {
         clearTimeout(kill);
@@ -113,16 +75,65 @@ async function main(): Promise<void> {
       });
       p.kill('SIGTERM');
     });
-  const shutdown = async (signal: string) => {
+  }
+
+  async function shutdown(reason: string, exitCode: number): Promise<void> {
     if (stopping) return;
     stopping = true;
-    log(`${signal}: stopping`);
+    log(`${reason}: stopping`);
     await stopChild(api);
     await stopChild(enclave);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+    process.exit(exitCode);
+  }
+
+  function watch(child: Child): void {
+    child.proc?.once('exit', (code, signal) => restartLater(child, code, signal));
+  }
+
+  function restartLater(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    if (stopping) return;
+    if (code === EX_CONFIG) {
+      log(`${child.name} stopped on a configuration error; fix it and start again`);
+      void shutdown('configuration error', 1);
+      return;
+    }
+    // A child that ran a while gets a fresh back-off; one that keeps dying waits longer each time.
+    if (Date.now() - child.startedAt > 30_000) child.restarts = 0;
+    const delay = Math.min(5_000, 100 * 2 ** child.restarts);
+    child.restarts += 1;
+    log(`${child.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);
+    setTimeout(async () => {
+      if (stopping) return;
+      try {
+        await start(child);
+        log(`${child.name} restarted`);
+        watch(child);
+      } catch (err) {
+        log((err as Error).message);
+        const p = child.proc;
+        if (running(p)) {
+          watch(child);
+          p!.kill('SIGKILL');
+        } else {
+          restartLater(child, p?.exitCode ?? null, p?.signalCode ?? null);
+        }
+      }
+    }, delay);
+  }
+
+  process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+  process.on('SIGINT', () => void shutdown('SIGINT', 0));
+
+  try {
+    await Promise.all([start(enclave), start(api)]);
+  } catch (err) {
+    console.error(`[supervisor] ${(err as Error).message}`);
+    await shutdown('start failed', 1);
+    return;
+  }
+  watch(enclave);
+  watch(api);
+  log(`ready in ${Date.now() - t0} ms`);
 }
 
 void main();

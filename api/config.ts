@@ -62,10 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const logLevel = (env['LOG_LEVEL'] || 'info') as Config['logLevel'];
   if (!LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LEVELS.join(', ')} (got "${logLevel}")`);
-  const masterKey = env['ENCLAVE_MASTER_KEY'];
-  if (masterKey !== undefined && masterKey !== '' && !/^[0-9a-fA-F]{64}$/.test(masterKey)) {
-    problems.push('ENCLAVE_MASTER_KEY must be exactly 64 hex characters (or unset, to use the key file)');
-  }
 
   let chains: ChainsFile = {};
   if (env['CHAINS_FILE']) {

@@ -27,8 +27,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** Exit code of a configuration error (EX_CONFIG): the supervisor stops instead of restarting. */
+const EX_CONFIG = 78;
+
 main().catch((err) => {
-  if (err instanceof ConfigError) console.error(err.message);
-  else console.error(`api failed to start: ${(err as Error).message}`);
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(EX_CONFIG);
+  }
+  console.error(`api failed to start: ${(err as Error).message}`);
   process.exit(1);
 });

@@ -11,6 +11,9 @@ import { Piscina } from 'piscina';
 import type { CryptoResults, CryptoTask, CryptoWorkerData, GenerateItem } from './crypto.worker.ts';
 import type { GeneratedEciesKey, GeneratedKey } from './keygen.ts';
 
+/** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
+const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 /** Upper bound on keys per worker task: bigger batches save little and delay the first answers. */
 const MAX_KEYS_PER_TASK = 16;
 /** Tasks in flight per worker thread. */
@@ -27,7 +30,7 @@ export function createCryptoPool(options: { masterKey: Uint8Array; threads?: num
   const threads = Math.max(1, options.threads ?? availableParallelism());
   const workerData: CryptoWorkerData = { masterKey: options.masterKey };
   const pool = new Piscina({
-    filename: new URL('./crypto.worker.ts', import.meta.url).href,
+    filename: new URL(`./crypto.worker${SOURCE_EXT}`, import.meta.url).href,
     workerData,
     minThreads: threads,
     maxThreads: threads,

@@ -11,6 +11,9 @@ import { Piscina } from 'piscina';
 import type { InsertOutcome, NewKey } from './key-store.ts';
 import type { KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
 
+/** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
+const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 interface QueuedInsert {
   key: NewKey;
   resolve(outcome: InsertOutcome): void;
@@ -22,7 +25,7 @@ export function createKeyWriter(options: { path: string }) {
   const workerData: KeyWriterWorkerData = { path: options.path };
   // A pool of one thread: piscina also takes care of loading a .ts worker under tsx.
   const pool = new Piscina({
-    filename: new URL('./key-writer.worker.ts', import.meta.url).href,
+    filename: new URL(`./key-writer.worker${SOURCE_EXT}`, import.meta.url).href,
     workerData,
     minThreads: 1,
     maxThreads: 1,

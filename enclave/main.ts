@@ -4,7 +4,8 @@
  * Environment: `DATA_DIR` (default ./data), `ENCLAVE_SOCKET` (default `$DATA_DIR/enclave.sock`),
  * `ENCLAVE_MASTER_KEY` (64 hex characters; else `$DATA_DIR/enclave/master.key`, created at first start).
  * Readiness: `{type: 'ready'}` over IPC when there is a parent channel, and one stdout line
- * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1.
+ * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1,
+ * or 78 (EX_CONFIG) when the master key is misconfigured, which the supervisor does not retry.
  */
 import { join, resolve } from 'node:path';
 import { WrongMasterKeyError } from './ecies-key.ts';
@@ -21,7 +22,7 @@ try {
   const expected = error instanceof MasterKeyError || error instanceof WrongMasterKeyError;
   const detail = error instanceof Error ? (expected ? error.message : (error.stack ?? error.message)) : String(error);
   process.stderr.write(`enclave: failed to start: ${detail}\n`);
-  process.exit(1);
+  process.exit(expected ? 78 : 1);
 }
 
 /** Shutdown waits for requests under way (up to 10 s) and the last commit; past this, exit anyway. */

@@ -8,18 +8,30 @@ import * as schema from './schema.ts';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
-const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** The committed migrations folder: beside this file in the sources, found by walking up from a dist/ bundle. */
+function migrationsFolder(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    for (const candidate of [path.join(dir, 'migrations'), path.join(dir, 'store', 'migrations')]) {
+      if (fs.existsSync(path.join(candidate, 'meta', '_journal.json'))) return candidate;
+    }
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('store/migrations not found');
+    dir = up;
+  }
+}
+const MIGRATIONS = migrationsFolder();
 
 /**
- * Opens (creating if needed) the service database: WAL, foreign keys on, a busy timeout, and
- * `synchronous = FULL` so a committed transaction is on disk before it is acknowledged. Applies the
- * committed migrations.
+ * Opens (creating if needed) the service database: WAL, foreign keys on, a busy timeout. Commits do not
+ * wait for the disk (`synchronous = NORMAL`): the group-commit writer fsyncs the WAL off the event loop
+ * and acknowledges a write only after that (see writer.ts). Applies the committed migrations.
  */
 export function openServiceDb(file: string): { db: Db; sqlite: Database.Database } {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = drizzle(sqlite, { schema });

@@ -9,7 +9,7 @@ import { createWriter } from './writer.ts';
 /** Opens the service database and wires its repositories and group-commit writer. */
 export function createStore(file: string) {
   const { db, sqlite } = openServiceDb(file);
-  const writer = createWriter(sqlite);
+  const writer = createWriter(sqlite, file === ':memory:' ? {} : { walFile: `${file}-wal` });
   return {
     db,
     sqlite,
@@ -23,8 +23,9 @@ export function createStore(file: string) {
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;
     },
+    /** Commits what is queued and closes (closing checkpoints the WAL into the database file). */
     close(): void {
-      writer.flush();
+      writer.close();
       sqlite.close();
     },
   };

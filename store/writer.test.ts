@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { openServiceDb } from './db.ts';
 import { createStore } from './index.ts';
+import { createWriter } from './writer.ts';
 
 function tempDb() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-store-'));
@@ -22,7 +24,7 @@ test('migrations apply to an empty file and again to an existing one', () => {
   for (const t of ['actor_snapshots', 'api_keys', 'outbox', 'projects', 'wallets']) assert.ok(tables.includes(t), t);
   assert.equal(store.sqlite.pragma('journal_mode', { simple: true }), 'wal');
   assert.equal(store.sqlite.pragma('foreign_keys', { simple: true }), 1);
-  assert.equal(store.sqlite.pragma('synchronous', { simple: true }), 2);
+  assert.equal(store.sqlite.pragma('synchronous', { simple: true }), 1, 'NORMAL: the writer fsyncs the WAL itself');
   store.close();
   fs.rmSync(dir, { recursive: true });
 });
@@ -46,5 +48,42 @@ test('group commit: concurrent writes share one transaction, a failing one rolls
   assert.equal((raw.prepare('select count(*) n from projects').get() as { n: number }).n, 50);
   assert.equal((raw.prepare("select name from projects where id='p1'").get() as { name: string }).name, 'n1');
   raw.close();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a write resolves only after the WAL is synced; a failed sync rejects the whole batch', async () => {
+  const { file, dir } = tempDb();
+  const { sqlite } = openServiceDb(file);
+  const pendingSyncs: Array<(err: NodeJS.ErrnoException | null) => void> = [];
+  const writer = createWriter(sqlite, { walFile: `${file}-wal`, datasync: (_fd, cb) => pendingSyncs.push(cb) });
+  const now = new Date().toISOString();
+  let resolved = false;
+  const first = writer
+    .write(() =>
+      sqlite.prepare("insert into projects (id, name, plan, created_at) values ('a', 'a', 'free', ?)").run(now),
+    )
+    .then(() => {
+      resolved = true;
+    });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  // Committed (visible to a read) but not acknowledged until the sync returns.
+  assert.equal((sqlite.prepare('select count(*) n from projects').get() as { n: number }).n, 1);
+  assert.equal(resolved, false);
+  assert.equal(pendingSyncs.length, 1);
+  pendingSyncs[0]!(null);
+  await first;
+  assert.equal(resolved, true);
+
+  const second = writer.write(() => 1);
+  const third = writer.write(() => 2);
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(pendingSyncs.length, 2, 'one sync for the batch of two');
+  pendingSyncs[1]!(Object.assign(new Error('EIO'), { code: 'EIO' }));
+  await assert.rejects(second, { code: 'STORE_SYNC_FAILED' });
+  await assert.rejects(third, { code: 'STORE_SYNC_FAILED' });
+  writer.close();
+  sqlite.close();
   fs.rmSync(dir, { recursive: true });
 });

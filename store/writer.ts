@@ -1,15 +1,36 @@
+import fs from 'node:fs';
 import type Database from 'better-sqlite3';
-import { wrapDriverError } from './errors.ts';
+import { StoreError, wrapDriverError } from './errors.ts';
 
 /**
- * Group commit for the service database. Writes queued during one turn of the event loop run in a
- * single SQLite transaction (one fsync), each inside its own savepoint so one failing write rolls back
- * only itself. A write's promise settles after the transaction committed: a resolved write is durable.
+ * Group commit for the service database.
+ *
+ * Writes queued during one turn of the event loop run in a single SQLite transaction, each inside its
+ * own savepoint so one failing write rolls back only itself. The database runs in WAL mode with
+ * `synchronous = NORMAL`, so COMMIT appends the transaction to the WAL without waiting for the disk; the
+ * writer then `fdatasync`s the WAL file on libuv's thread pool and settles the batch's promises only when
+ * that returns. A resolved write is therefore on disk (as with `synchronous = FULL`), while the event loop
+ * never blocks on the fsync and the next batch commits while the previous one is being synced.
+ *
+ * What follows for callers: act on the outside world (answer a partner, sign, broadcast) only after the
+ * write's promise resolved. A read in the same process may see a committed batch a moment before its
+ * fsync returns; a power cut in that moment loses that batch whole (WAL frames are replayed in order, so
+ * nothing later survives without it).
  */
-export function createWriter(sqlite: Database.Database) {
+export function createWriter(
+  sqlite: Database.Database,
+  opts: {
+    /** The WAL file to fsync; without one (an in-memory database) a commit is all there is. */
+    walFile?: string;
+    /** How to fsync a file descriptor off the event loop (node's `fs.fdatasync`). */
+    datasync?: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void;
+  } = {},
+) {
+  const datasync = opts.datasync ?? fs.fdatasync;
   type Job = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let queue: Job[] = [];
   let scheduled = false;
+  let walFd: number | undefined;
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
@@ -17,7 +38,24 @@ export function createWriter(sqlite: Database.Database) {
   const release = sqlite.prepare('RELEASE w');
   const rollbackTo = sqlite.prepare('ROLLBACK TO w');
 
-  function flush(): void {
+  /** Makes what was committed so far durable, then calls `done` (at once, synchronously, when `now`). */
+  function sync(now: boolean, done: (err: Error | null) => void): void {
+    if (!opts.walFile) {
+      done(null);
+      return;
+    }
+    try {
+      walFd ??= fs.openSync(opts.walFile, 'r');
+      if (now) fs.fdatasyncSync(walFd);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (now) done(null);
+    else datasync(walFd, done);
+  }
+
+  function flush(now = false): void {
     scheduled = false;
     const jobs = queue;
     queue = [];
@@ -52,26 +90,41 @@ export function createWriter(sqlite: Database.Database) {
       for (const j of jobs) j.reject(wrapDriverError(err));
       return;
     }
-    jobs.forEach((job, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) job.resolve(o.value);
-      else job.reject(o.value);
+    sync(now, (err) => {
+      if (err) {
+        // Committed but not known to be on disk: no caller may act on it.
+        const e = new StoreError('STORE_SYNC_FAILED', 'the database could not be synced to disk', {
+          httpStatus: 503,
+          cause: err,
+        });
+        for (const j of jobs) j.reject(e);
+        return;
+      }
+      jobs.forEach((job, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) job.resolve(o.value);
+        else job.reject(o.value);
+      });
     });
   }
 
   return {
-    /** Runs `fn` inside the next group transaction; resolves with its result once committed. */
+    /** Runs `fn` inside the next group transaction; resolves with its result once committed and on disk. */
     write<T>(fn: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
         if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(() => flush());
         }
       });
     },
-    /** Commits whatever is queued now (used at shutdown). */
-    flush,
+    /** Commits whatever is queued now and syncs it before returning; then closes the WAL handle (shutdown). */
+    close(): void {
+      flush(true);
+      if (walFd !== undefined) fs.closeSync(walFd);
+      walFd = undefined;
+    },
   };
 }
 

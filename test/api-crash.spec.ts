@@ -44,6 +44,7 @@ test('killing the API process mid-load: the restarted API finishes every wallet 
   dataDir = tempDataDir();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  // The supervisor from source: its children run as TypeScript under tsx (operator.spec covers dist/).
   sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' },

@@ -8,7 +8,9 @@ import { createEnclaveClient } from '../enclave/client.ts';
 import { ROOT, startTestService, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);
-const LITESTREAM = path.join(ROOT, 'node_modules/.bin/litestream');
+// The platform binary itself: the npm wrapper (node_modules/.bin/litestream) runs it with spawnSync, so a
+// signal to the wrapper would leave the replicator running.
+const LITESTREAM = path.join(ROOT, `node_modules/@flydotio/litestream-${process.platform}-${process.arch}/litestream`);
 
 test('README backup and restore: litestream replicas of both databases plus the master key kept apart', async () => {
   const dataDir = tempDataDir();

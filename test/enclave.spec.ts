@@ -206,7 +206,7 @@ describe('enclave process', () => {
 describe('enclave process configuration', () => {
   test('an invalid ENCLAVE_MASTER_KEY stops the start with a message naming it', async () => {
     await assert.rejects(start(freshDir(), { ENCLAVE_MASTER_KEY: 'not-hex' }), (error: unknown) => {
-      assert.match(String(error), /exited \(1\)/);
+      assert.match(String(error), /exited \(78\)/, 'EX_CONFIG: the supervisor does not retry');
       assert.match(String(error), /ENCLAVE_MASTER_KEY must hold exactly 64 hexadecimal characters/);
       return true;
     });

@@ -46,6 +46,11 @@ const alive = (pid: number) => {
   }
 };
 
+// What `npm start` runs: its build step, then the supervisor bundle.
+before(async () => {
+  await run('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+});
+
 describe('npm start: the supervisor on an empty data directory', () => {
   let dataDir: string;
   let port: number;
@@ -57,7 +62,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
     dataDir = tempDataDir();
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    sup = spawn(process.execPath, ['dist/main.js'], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -195,7 +200,7 @@ describe('configuration is checked at boot', () => {
       const dataDir = tempDataDir();
       try {
         await assert.rejects(
-          run(process.execPath, ['--import', 'tsx', 'main.ts'], {
+          run(process.execPath, ['dist/main.js'], {
             cwd: ROOT,
             env: { ...process.env, DATA_DIR: dataDir, [name]: value },
             timeout: 20_000,

@@ -5,7 +5,7 @@
  *   BENCH_SECONDS      duration of each load phase (default 10)
  *   BENCH_ONLY         comma list of phases: startup,create,get (default all)
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -32,7 +32,8 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+  // What `npm start` runs after its build step: the supervisor bundle.
+  const proc = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -93,6 +94,7 @@ function report(name: string, r: autocannon.Result): void {
 }
 
 async function main(): Promise<void> {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
   if (ONLY.includes('startup')) {
     const times: number[] = [];
