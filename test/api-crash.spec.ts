@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { createPartnerKey, freePort } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const ADMIN = 'api-crash-admin-token-0123456789';
 let sup: ChildProcess | undefined;
@@ -57,21 +47,7 @@ test('killing the API process mid-load: the restarted API finishes every wallet 
     log += String(d);
   });
   await waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
-  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-  const project = (await (
-    await fetch(`${url}/admin/v1/projects`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: 'p', plan: 'enterprise', rateLimitPerMinute: 100000 }),
-    })
-  ).json()) as { id: string };
-  const key = (await (
-    await fetch(`${url}/admin/v1/projects/${project.id}/api-keys`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ environment: 'production' }),
-    })
-  ).json()) as { secretKey: string };
+  const key = await createPartnerKey(url, ADMIN, { plan: 'enterprise', rateLimitPerMinute: 100000 });
 
   const apiPid = Number(log.match(/api starting \(pid (\d+)\)/)![1]);
   const answered: Array<{ id: string; address: string }> = [];

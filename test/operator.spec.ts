@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { createPartnerKey, freePort } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
@@ -139,20 +128,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   test('a killed enclave is restarted by the supervisor; meanwhile creates answer 503 and readiness fails', async () => {
     const pid = Number([...log.matchAll(/enclave starting \(pid (\d+)\)/g)].at(-1)![1]);
     const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-    const project = (await (
-      await fetch(`${url}/admin/v1/projects`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'p', plan: 'growth' }),
-      })
-    ).json()) as { id: string };
-    const key = (await (
-      await fetch(`${url}/admin/v1/projects/${project.id}/api-keys`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ environment: 'production' }),
-      })
-    ).json()) as { secretKey: string };
+    const key = await createPartnerKey(url, admin, { plan: 'growth' });
     process.kill(pid, 'SIGKILL');
     const create = (i: number) =>
       fetch(`${url}/v1/wallets`, {

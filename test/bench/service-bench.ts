@@ -7,25 +7,16 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { createPartnerKey, freePort } from '../helpers/http.ts';
 
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get').split(',');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
@@ -39,7 +30,7 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
       ...process.env,
       DATA_DIR: dataDir,
       PORT: String(port),
-      ADMIN_TOKEN: 'bench-admin-token-0123456789',
+      ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -63,25 +54,6 @@ async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<
     process.kill(s.proc.pid!, 'SIGTERM');
   });
   fs.rmSync(s.dataDir, { recursive: true, force: true });
-}
-
-async function partnerKey(url: string): Promise<string> {
-  const h = { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' };
-  const p = (await (
-    await fetch(`${url}/admin/v1/projects`, {
-      method: 'POST',
-      headers: h,
-      body: JSON.stringify({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 10_000_000 }),
-    })
-  ).json()) as { id: string };
-  const k = (await (
-    await fetch(`${url}/admin/v1/projects/${p.id}/api-keys`, {
-      method: 'POST',
-      headers: h,
-      body: JSON.stringify({ environment: 'production' }),
-    })
-  ).json()) as { secretKey: string };
-  return k.secretKey;
 }
 
 function report(name: string, r: autocannon.Result): void {
@@ -109,7 +81,10 @@ async function main(): Promise<void> {
 
   const svc = await startService();
   try {
-    const key = await partnerKey(svc.url);
+    const { secretKey: key } = await createPartnerKey(svc.url, ADMIN_TOKEN, {
+      plan: 'enterprise',
+      rateLimitPerMinute: 10_000_000,
+    });
     const headers = { 'x-api-key': key, 'content-type': 'application/json' };
     let n = 0;
     if (ONLY.includes('create')) {

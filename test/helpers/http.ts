@@ -1,0 +1,37 @@
+import net from 'node:net';
+
+/** A TCP port that was free on loopback a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Creates a project and an API key through the admin API of a running service; returns the key's secret. */
+export async function createPartnerKey(
+  url: string,
+  adminToken: string,
+  project: { name?: string; plan: string; rateLimitPerMinute?: number },
+  environment: 'development' | 'production' = 'production',
+): Promise<{ projectId: string; secretKey: string }> {
+  const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const p = await fetch(`${url}/admin/v1/projects`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'partner', ...project }),
+  });
+  if (p.status !== 201) throw new Error(`project create answered ${p.status}: ${await p.text()}`);
+  const { id } = (await p.json()) as { id: string };
+  const k = await fetch(`${url}/admin/v1/projects/${id}/api-keys`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ environment }),
+  });
+  if (k.status !== 201) throw new Error(`key create answered ${k.status}: ${await k.text()}`);
+  return { projectId: id, secretKey: ((await k.json()) as { secretKey: string }).secretKey };
+}
