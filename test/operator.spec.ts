@@ -110,6 +110,41 @@ describe('npm start: the supervisor on an empty data directory', () => {
     assert.equal(w.status, 'ready');
   });
 
+  test('the CLI covers the admin verbs: project, key, rotation, allowlist, deletion', async () => {
+    const cli = async (...args: string[]) => {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--json'], {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+      });
+      return JSON.parse(stdout);
+    };
+    const wallets = (secret: string) => fetch(`${url}/v1/wallets`, { headers: { 'x-api-key': secret } });
+    const project = await cli('create-project', '--name', 'cli', '--plan', 'scale', '--rate-limit', '500');
+    assert.equal(project.plan, 'scale');
+    assert.equal(project.rateLimitPerMinute, 500);
+    const key = await cli('create-key', project.id, '--environment', 'production');
+    assert.equal(key.environment, 'production');
+    assert.equal((await wallets(key.secretKey)).status, 200);
+    const rotated = await cli('rotate-key', key.id);
+    assert.equal((await wallets(key.secretKey)).status, 403);
+    assert.equal((await wallets(rotated.secretKey)).status, 200);
+    const outside = await cli('set-ip-allowlist', project.id, '10.0.0.0/8');
+    assert.deepEqual(outside.cidrs, ['10.0.0.0/8']);
+    assert.equal((await wallets(rotated.secretKey)).status, 401);
+    const lifted = await cli('set-ip-allowlist', project.id);
+    assert.deepEqual(lifted.cidrs, []);
+    assert.equal((await wallets(rotated.secretKey)).status, 200);
+    await cli('delete-project', project.id);
+    assert.equal((await wallets(rotated.secretKey)).status, 403);
+    // A refused verb exits non-zero and says why, with the service's code.
+    await assert.rejects(cli('create-key', project.id), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr, /404 PROJECT_NOT_FOUND/);
+      return true;
+    });
+    await assert.rejects(cli('no-such-verb'), (err: { stderr: string }) => /unknown verb/.test(err.stderr));
+  });
+
   test('serves /metrics, /openapi.json and /docs', async () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     assert.match(metrics, /http_requests_total\{method="POST",route="\/v1\/wallets",status="201"\} 1/);
