@@ -15,7 +15,7 @@ after(async () => {
 
 test('killing the enclave mid-load: 503s, a restarted enclave, and no lost or half-created wallet', async () => {
   const partner = await svc.newPartner();
-  const answers: Array<{ status: number; body: any; i: number }> = [];
+  const answers: Array<{ status: number; body: any; headers: Headers; i: number }> = [];
   let next = 0;
   const TOTAL = 400;
   let killed = false;
@@ -48,7 +48,10 @@ test('killing the enclave mid-load: 503s, a restarted enclave, and no lost or ha
   );
   assert.ok(unavailable.length > 0, 'some creates met the dead enclave');
   assert.ok(created.length > 0);
-  for (const u of unavailable) assert.match(u.body.code, /^ENCLAVE_(UNAVAILABLE|TIMEOUT)$/);
+  for (const u of unavailable) {
+    assert.match(u.body.code, /^ENCLAVE_(UNAVAILABLE|TIMEOUT)$/);
+    assert.equal(u.headers.get('retry-after'), '1');
+  }
 
   // After the restart the service creates wallets again.
   await svc.waitReady();

@@ -63,8 +63,13 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     }
     if (isErrorShape(err)) {
       if (err.httpStatus >= 500) {
-        if ((err as { transient?: boolean }).transient) req.log.warn({ code: err.code }, err.message);
-        else req.log.error({ err }, 'request failed');
+        if ((err as { transient?: boolean }).transient) {
+          req.log.warn({ code: err.code }, err.message);
+          // A transient outage (the enclave restarting, say): tell the partner when to try again.
+          if (err.httpStatus === 503) reply.header('retry-after', '1');
+        } else {
+          req.log.error({ err }, 'request failed');
+        }
       }
       const body: Record<string, unknown> = { code: err.code, message: err.message };
       if (err.details) Object.assign(body, err.details);
