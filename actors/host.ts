@@ -111,9 +111,9 @@ export function createActorHost(deps: HostDeps) {
   function attach(entry: Live, actorId: string): void {
     entry.actor.subscribe({
       next: () => {
-        if (stopped) return;
+        const current = entry.actor.getSnapshot();
+        if (stopped || current === entry.lastQueued || current.status === 'stopped') return;
         const { snap, persisted, row } = snapshotRow(entry.def, actorId, entry.actor);
-        if (snap === entry.lastQueued || snap.status === 'stopped') return;
         const previous = entry.lastQueued;
         entry.lastQueued = snap;
         entry.chain = entry.chain
