@@ -64,7 +64,7 @@ export const wallets = sqliteTable(
     uniqueIndex('wallets_seq').on(t.seq),
     index('wallets_project_seq').on(t.projectId, t.seq),
     index('wallets_project_address').on(t.projectId, t.address),
-    index('wallets_status').on(t.status),
+    index('wallets_project_user').on(t.projectId, t.userIdentifier, t.seq),
   ],
 );
 
