@@ -218,3 +218,35 @@ test('host: a stored wakeAt wakes the actor, also after a restart', async () => 
   reopened.close();
   fs.rmSync(dir, { recursive: true });
 });
+
+test('host: a live actor is woken at its wakeAt without a restart', async () => {
+  const { store, dir } = tempStore();
+  const timer = setup({ types: {} as { context: { wakeAt: number }; input: { wakeAt: number } } }).createMachine({
+    id: 'timer',
+    context: ({ input }) => ({ wakeAt: input.wakeAt }),
+    initial: 'waiting',
+    states: { waiting: { on: { WAKE: 'woken' } }, woken: { type: 'final' } },
+  });
+  const host = createActorHost({
+    writer: store.writer,
+    snapshots: store.snapshots,
+    definitions: [
+      {
+        name: 'timer',
+        version: 1,
+        machine: timer,
+        persist: () => undefined,
+        wakeAt: (s) => (s.matches('waiting') ? s.context.wakeAt : null),
+      } satisfies MachineDefinition<typeof timer>,
+    ],
+  });
+  const started = Date.now();
+  await host.spawn('timer', 't2', { wakeAt: started + 150 });
+  const final = await host.waitFor('t2', (s) => s.status !== 'active');
+  assert.equal(final?.value, 'woken');
+  assert.ok(Date.now() - started >= 140, 'not woken before its time');
+  assert.equal(store.snapshots.get('t2')!.done, 1);
+  await host.stop();
+  store.close();
+  fs.rmSync(dir, { recursive: true });
+});
