@@ -28,7 +28,11 @@ const MIGRATIONS = migrationsFolder();
  * and acknowledges a write only after that (see writer.ts). Applies the committed migrations.
  */
 export function openServiceDb(file: string): { db: Db; sqlite: Database.Database } {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  if (file !== ':memory:') {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    // Created 0600 before SQLite opens it: its -wal and -shm files take the same mode.
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+  }
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

@@ -78,8 +78,8 @@ describe('npm start: the supervisor on an empty data directory', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('generates the admin token and master key (mode 0600) and a 0600 socket, and says so', async () => {
-    for (const f of ['admin-token', 'enclave/master.key', 'enclave.sock']) {
+  test('generates the admin token and master key, socket and database files, all mode 0600, and says so', async () => {
+    for (const f of ['admin-token', 'enclave/master.key', 'enclave.sock', 'service.db', 'service.db-wal']) {
       const mode = fs.statSync(path.join(dataDir, f)).mode & 0o777;
       assert.equal(mode, 0o600, f);
     }
