@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { asc, isNull } from 'drizzle-orm';
+import { asc, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db.ts';
 import { outbox } from './schema.ts';
 
@@ -18,19 +18,30 @@ export interface OutboxEvent {
  * describes (through the writer), so a change and its event are never separated.
  */
 export function createOutboxRepo(db: Db) {
+  // Prepared once: every wallet creation (and later every state change partners hear about) appends here.
+  const insert = db
+    .insert(outbox)
+    .values({
+      id: sql.placeholder('id'),
+      projectId: sql.placeholder('projectId'),
+      apiKeyId: sql.placeholder('apiKeyId'),
+      type: sql.placeholder('type'),
+      data: sql.placeholder('data'),
+      createdAt: sql.placeholder('createdAt'),
+    })
+    .prepare();
+
   return {
     append(e: OutboxEvent): string {
       const id = `evt_${randomUUID()}`;
-      db.insert(outbox)
-        .values({
-          id,
-          projectId: e.projectId,
-          apiKeyId: e.apiKeyId ?? null,
-          type: e.type,
-          data: JSON.stringify(e.data),
-          createdAt: e.createdAt,
-        })
-        .run();
+      insert.run({
+        id,
+        projectId: e.projectId,
+        apiKeyId: e.apiKeyId ?? null,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        createdAt: e.createdAt,
+      });
       return id;
     },
     /** Undelivered events, oldest first. */

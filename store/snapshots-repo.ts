@@ -36,9 +36,6 @@ export function createSnapshotsRepo(db: Db) {
     get(actorId: string): SnapshotRow | undefined {
       return db.select().from(actorSnapshots).where(eq(actorSnapshots.actorId, actorId)).get();
     },
-    delete(actorId: string): void {
-      db.delete(actorSnapshots).where(eq(actorSnapshots.actorId, actorId)).run();
-    },
     /** Every actor not in a final state: the host restores these at boot. */
     listLive(): SnapshotRow[] {
       return db.select().from(actorSnapshots).where(eq(actorSnapshots.done, 0)).all();
