@@ -1,0 +1,11 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { encodeUtf8 } from '../encode-utf8.ts';
+
+/**
+ * The digest a Cosmos SDK secp256k1 key signs for a text message: SHA-256 of its raw UTF-8 bytes, as
+ * `PrivKey.Sign` hashes internally (no ADR-36 sign document, no transaction envelope). Throws a
+ * `ChainInputError` (field `message`) for a non-string or a string that is not valid Unicode.
+ */
+export function hashCosmosMessage(message: string): Uint8Array {
+  return sha256(encodeUtf8(message, 'message'));
+}

@@ -1,0 +1,55 @@
+import { hashTypedData, hexToBytes, validateTypedData } from 'viem';
+import { ChainInputError } from '../chain-input-error.ts';
+import { describeError } from '../describe-error.ts';
+import { describeType } from '../describe-type.ts';
+import { isPlainObject } from '../is-plain-object.ts';
+import { normalizeTypedDataValue } from './normalize-typed-data-value.ts';
+import { parseTypedDataDomain } from './parse-typed-data-domain.ts';
+import { parseTypedDataTypes } from './parse-typed-data-types.ts';
+
+const TYPED_DATA_FIELDS: ReadonlySet<string> = new Set(['domain', 'types', 'primaryType', 'message']);
+
+/**
+ * The EIP-712 digest of partner typed data `{ domain, types, primaryType, message }`:
+ * keccak256(0x19 ‖ 0x01 ‖ hashStruct(domain) ‖ hashStruct(message)), as `eth_signTypedData_v4` signs it.
+ * `types` must not contain EIP712Domain (field `types.EIP712Domain`): it is derived from the domain fields
+ * present. Every value is checked against its type first; then viem's validateTypedData runs. Throws a
+ * `ChainInputError` whose field is the path inside the typed data.
+ */
+export function hashEvmTypedData(typedData: unknown): Uint8Array {
+  if (!isPlainObject(typedData)) {
+    throw new ChainInputError(
+      `typedData must be an object with domain, types, primaryType and message, got ${describeType(typedData)}`,
+    );
+  }
+  for (const key of Object.keys(typedData)) {
+    if (!TYPED_DATA_FIELDS.has(key)) {
+      throw new ChainInputError(
+        `${key.slice(0, 100)} is not a typed data field (expected domain, types, primaryType, message)`,
+        key,
+      );
+    }
+  }
+  const types = parseTypedDataTypes(typedData.types);
+  const { primaryType } = typedData;
+  if (typeof primaryType !== 'string' || !Object.hasOwn(types, primaryType)) {
+    throw new ChainInputError(
+      `primaryType must name a struct defined in types (${Object.keys(types).join(', ').slice(0, 200)})`,
+      'primaryType',
+    );
+  }
+  const domain = parseTypedDataDomain(typedData.domain);
+  if (!isPlainObject(typedData.message)) {
+    throw new ChainInputError(`message must be an object, got ${describeType(typedData.message)}`, 'message');
+  }
+  const message = normalizeTypedDataValue(primaryType, typedData.message, 'message', types);
+  // viem's generics want literal types; the shapes were checked above.
+  const definition = { domain, types, primaryType, message } as Parameters<typeof hashTypedData>[0];
+  try {
+    validateTypedData(definition);
+    // EIP-712: encode(domainSeparator, message) = "\x19\x01" ‖ hashStruct(eip712Domain) ‖ hashStruct(message).
+    return hexToBytes(hashTypedData(definition));
+  } catch (error) {
+    throw new ChainInputError(`typedData is invalid: ${describeError(error)}`);
+  }
+}

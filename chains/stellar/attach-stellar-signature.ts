@@ -1,0 +1,45 @@
+import { StrKey, TransactionBuilder } from '@stellar/stellar-sdk';
+import { assertBytes } from '../assert-bytes.ts';
+import { ChainInputError } from '../chain-input-error.ts';
+import { describeError } from '../describe-error.ts';
+import { isPlainObject } from '../is-plain-object.ts';
+import type { Ed25519Signature } from '../signing-types.ts';
+import type { PreparedStellarTransaction } from './prepare-stellar-transaction.ts';
+
+/**
+ * Adds the wallet's decorated signature (hint = last 4 bytes of `publicKey`, then the 64-byte signature of
+ * `prepared.hash`) to a copy of the envelope and returns the envelope XDR as base64. The SDK verifies the
+ * signature against the key and hash first, so a signature for another network or key is refused.
+ * `prepared` is not modified. Throws a `ChainInputError` for a malformed key, signature or prepared value, and
+ * for a signature that does not verify.
+ */
+export function attachStellarSignature(
+  prepared: PreparedStellarTransaction,
+  publicKey: Uint8Array,
+  sig: Ed25519Signature,
+): string {
+  assertBytes(publicKey, 32, 'publicKey');
+  assertBytes(sig, 64, 'signature');
+  const { transaction } = isPlainObject(prepared) ? prepared : { transaction: undefined };
+  if (transaction === undefined || transaction === null || typeof transaction.toXDR !== 'function') {
+    throw new ChainInputError('prepared must be the result of prepareStellarTransaction');
+  }
+  // A fresh copy, so that attaching twice or failing half-way never touches the prepared transaction.
+  let copy: typeof transaction;
+  try {
+    copy = TransactionBuilder.fromXDR(transaction.toXDR(), transaction.networkPassphrase);
+  } catch (error) {
+    throw new ChainInputError(`prepared must be the result of prepareStellarTransaction: ${describeError(error)}`);
+  }
+  const account = StrKey.encodeEd25519PublicKey(Buffer.from(publicKey));
+  try {
+    // Adds DecoratedSignature { hint: key[28..32], signature } after checking it verifies over copy.hash().
+    copy.addSignature(account, Buffer.from(sig).toString('base64'));
+  } catch (error) {
+    throw new ChainInputError(
+      `signature does not verify for ${account} over this transaction on this network: ${describeError(error)}`,
+      'signature',
+    );
+  }
+  return copy.toXDR();
+}
