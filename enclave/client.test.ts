@@ -118,7 +118,20 @@ describe('enclave client', () => {
 
   test('maps enclave error replies to codes and HTTP statuses', async () => {
     const socketPath = nextSocketPath();
-    const codes = ['BAD_REQUEST', 'UNKNOWN_OP', 'BAD_FRAME', 'KEY_EXISTS', 'INTERNAL'] as const;
+    const expected = [
+      ['BAD_REQUEST', 400],
+      ['UNKNOWN_OP', 400],
+      ['BAD_FRAME', 400],
+      ['KEY_EXISTS', 409],
+      ['NO_KEY', 404],
+      ['SHARE_MISSING', 409],
+      ['PAYLOAD_TOO_LARGE', 413],
+      ['INVALID_PAYLOAD', 400],
+      ['WRONG_WALLET', 400],
+      ['ALREADY_MIGRATED', 409],
+      ['INTERNAL', 500],
+    ] as const;
+    const codes = expected.map(([code]) => code);
     let next = 0;
     const fake = fakeEnclave(socketPath, (request) => ({
       id: request.id,
@@ -128,13 +141,7 @@ describe('enclave client', () => {
     await fake.listening;
     const client = createEnclaveClient({ socketPath });
     await client.connect();
-    for (const [code, status] of [
-      ['BAD_REQUEST', 400],
-      ['UNKNOWN_OP', 400],
-      ['BAD_FRAME', 400],
-      ['KEY_EXISTS', 409],
-      ['INTERNAL', 500],
-    ] as const) {
+    for (const [code, status] of expected) {
       await assert.rejects(client.ping(), isClientError(code, status, false));
     }
     await client.close();

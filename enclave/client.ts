@@ -9,7 +9,7 @@
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import { createFrameDecoder, encodeFrame } from './framing.ts';
-import type { EnclaveOp, EnclaveOps, EnclaveReply } from './protocol.ts';
+import type { EnclaveErrorCode, EnclaveOp, EnclaveOps, EnclaveReply } from './protocol.ts';
 
 /** An enclave call failed. `transient` errors are worth retrying later; the others are final. */
 export class EnclaveClientError extends Error {
@@ -27,12 +27,22 @@ export class EnclaveClientError extends Error {
   }
 }
 
-const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
+/**
+ * A default HTTP status per enclave code (the API maps codes to its own errors; `code` is what to switch on).
+ * SHARE_MISSING is 409: the wallet exists but is not in a state that signs over REST until its share migrates.
+ */
+const HTTP_STATUS_BY_CODE: Readonly<Record<EnclaveErrorCode, number>> = {
   BAD_REQUEST: 400,
   UNKNOWN_OP: 400,
   BAD_FRAME: 400,
   FRAME_TOO_LARGE: 400,
   KEY_EXISTS: 409,
+  NO_KEY: 404,
+  SHARE_MISSING: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  INVALID_PAYLOAD: 400,
+  WRONG_WALLET: 400,
+  ALREADY_MIGRATED: 409,
   INTERNAL: 500,
 };
 
@@ -141,7 +151,7 @@ export function createEnclaveClient({
       const code = String(reply.error?.code ?? 'INTERNAL');
       call.reject(
         new EnclaveClientError(code, String(reply.error?.message ?? 'enclave error'), {
-          httpStatus: HTTP_STATUS_BY_CODE[code] ?? 500,
+          httpStatus: HTTP_STATUS_BY_CODE[code as EnclaveErrorCode] ?? 500,
           transient: false,
         }),
       );
@@ -224,9 +234,26 @@ export function createEnclaveClient({
         if (!connecting && !reconnectTimer) attempt();
       });
     },
-    /** Generates (or returns the existing) key of a wallet. */
+    /**
+     * Generates (or returns the existing) key of a wallet. With `custody: 'pregen'` a new key's user share comes
+     * back once, in `userShare`; the enclave keeps only the service share.
+     */
     generateKey(params: EnclaveOps['generateKey']['params']): Promise<EnclaveOps['generateKey']['result']> {
       return call('generateKey', params);
+    },
+    /**
+     * Signs `message` (base64) with a wallet's key: a 32-byte digest for DKLS, the message itself for ED25519.
+     * Fails with code NO_KEY, SHARE_MISSING or BAD_REQUEST.
+     */
+    sign(params: EnclaveOps['sign']['params']): Promise<EnclaveOps['sign']['result']> {
+      return call('sign', params);
+    },
+    /**
+     * Brings a pre-generated wallet's user share into the enclave from the partner's ECIES payload. Fails with
+     * code PAYLOAD_TOO_LARGE, NO_KEY, BAD_REQUEST, INVALID_PAYLOAD, WRONG_WALLET or ALREADY_MIGRATED.
+     */
+    migrateShare(params: EnclaveOps['migrateShare']['params']): Promise<EnclaveOps['migrateShare']['result']> {
+      return call('migrateShare', params);
     },
     /** The enclave's ECIES public key (PEM), its fingerprint and generation time. */
     getEciesPublicKey(): Promise<EnclaveOps['getEciesPublicKey']['result']> {

@@ -1,9 +1,12 @@
 /**
  * Piscina worker: every operation that touches a secret runs here, never on the enclave's main thread.
- * The master key arrives through `workerData.masterKey`. Tasks are a `kind` switch; results carry public keys
- * and sealed records only.
+ * The master key arrives through `workerData.masterKey`. Tasks are a `kind` switch; results carry public keys,
+ * signatures and sealed records only (and, for a pregen key, its user share string, answered once).
+ * Batched kinds answer one ItemResult per item, so a bad item fails only itself.
  */
 import { workerData } from 'node:worker_threads';
+import type { SealedBlob } from './envelope.ts';
+import { eachItem, type ItemResult } from './errors.ts';
 import {
   checkEciesKey,
   type GeneratedEciesKey,
@@ -11,7 +14,9 @@ import {
   generateEciesKey,
   generateWalletKey,
 } from './keygen.ts';
-import type { Scheme } from './protocol.ts';
+import type { Custody, Scheme } from './protocol.ts';
+import { type MigrateItem, migrateUserShare } from './share-migration.ts';
+import { type SignItem, type SignResult, signWithShares } from './sign.ts';
 
 /** What the pool is created with. */
 export interface CryptoWorkerData {
@@ -21,17 +26,23 @@ export interface CryptoWorkerData {
 export interface GenerateItem {
   walletId: string;
   scheme: Scheme;
+  custody: Custody;
 }
 
 export type CryptoTask =
   | { kind: 'generate'; items: GenerateItem[] }
+  | { kind: 'sign'; items: SignItem[] }
+  | { kind: 'migrate'; items: MigrateItem[] }
   | { kind: 'eciesGenerate' }
   | { kind: 'eciesCheck'; record: GeneratedEciesKey };
 
 /** Result type of each task kind. */
 export interface CryptoResults {
-  /** One generated key per item, in order. */
-  generate: GeneratedKey[];
+  /** One outcome per item, in order. */
+  generate: ItemResult<GeneratedKey>[];
+  sign: ItemResult<SignResult>[];
+  /** The user share sealed for storage. */
+  migrate: ItemResult<SealedBlob>[];
   eciesGenerate: GeneratedEciesKey;
   eciesCheck: boolean;
 }
@@ -47,7 +58,15 @@ export default function runCryptoTask(task: CryptoTask): CryptoResults[CryptoTas
   switch (task.kind) {
     case 'generate': {
       const key = masterKey();
-      return task.items.map((item) => generateWalletKey(key, item.walletId, item.scheme));
+      return eachItem(task.items, (item) => generateWalletKey(key, item.walletId, item.scheme, item.custody));
+    }
+    case 'sign': {
+      const key = masterKey();
+      return eachItem(task.items, (item) => signWithShares(key, item));
+    }
+    case 'migrate': {
+      const key = masterKey();
+      return eachItem(task.items, (item) => migrateUserShare(key, item));
     }
     case 'eciesGenerate':
       return generateEciesKey(masterKey());

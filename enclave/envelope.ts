@@ -50,25 +50,24 @@ export function shareContext(walletId: string, scheme: string, kind: ShareKind):
 /** The seal context of the enclave's ECIES private key. */
 export const ECIES_CONTEXT: SealContext = { type: 'ecies', curve: 'P-256' };
 
-const encoder = new TextEncoder();
-
 /**
  * Unambiguous associated data: a version tag, the layer, then each field as a 4-byte big-endian byte length
  * followed by its UTF-8 bytes (so no two field lists encode alike, whatever characters they hold).
+ * (Buffer.write rather than TextEncoder: same bytes, half the cost, and signing computes four of these.)
  */
 export function encodeAad(layer: 'data' | 'key', context: SealContext): Uint8Array {
   const fields =
     context.type === 'share'
       ? [AAD_VERSION, layer, 'share', context.walletId, context.scheme, context.kind]
       : [AAD_VERSION, layer, 'ecies', context.curve];
-  const encoded = fields.map((field) => encoder.encode(field));
-  const out = new Uint8Array(encoded.reduce((sum, bytes) => sum + 4 + bytes.length, 0));
-  const view = new DataView(out.buffer);
+  let length = 0;
+  for (const field of fields) length += 4 + Buffer.byteLength(field, 'utf8');
+  const out = Buffer.alloc(length);
   let offset = 0;
-  for (const bytes of encoded) {
-    view.setUint32(offset, bytes.length, false);
-    out.set(bytes, offset + 4);
-    offset += 4 + bytes.length;
+  for (const field of fields) {
+    const written = out.write(field, offset + 4, 'utf8');
+    out.writeUInt32BE(written, offset);
+    offset += 4 + written;
   }
   return out;
 }
@@ -94,11 +93,19 @@ function gcmEncrypt(key: Uint8Array, iv: Uint8Array, aad: Uint8Array, plaintext:
   return out;
 }
 
-/** AES-256-GCM decryption of ciphertext || tag; throws when the tag does not verify. */
-function gcmDecrypt(key: Uint8Array, iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Uint8Array {
+/**
+ * AES-256-GCM decryption of ciphertext || tag (no associated data when `aad` is undefined); throws when the tag
+ * does not verify. The caller owns the returned plaintext and must wipe it after use.
+ */
+export function gcmDecrypt(
+  key: Uint8Array,
+  iv: Uint8Array,
+  aad: Uint8Array | undefined,
+  sealed: Uint8Array,
+): Uint8Array {
   if (sealed.length < TAG_BYTES) throw new Error('sealed data is shorter than its tag');
   const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-  decipher.setAAD(aad);
+  if (aad) decipher.setAAD(aad);
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   const body = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
   // final() verifies the tag; nothing decrypted is returned unless it passes.
@@ -159,4 +166,47 @@ export function rewrap(
   } finally {
     dataKey.fill(0);
   }
+}
+
+const SEALED_FIELDS = ['dekIv', 'wrappedKey', 'iv', 'ciphertext'] as const;
+
+/**
+ * Packs sealed records into one array: per record, each field as a 2-byte big-endian length then its bytes.
+ * Posting one typed array to a worker costs a fraction of posting four per record (each typed array becomes its
+ * own ArrayBuffer on the other side), and the signing hot path posts two records per signature.
+ */
+export function packSealed(blobs: readonly SealedBlob[]): Uint8Array {
+  let length = 0;
+  for (const blob of blobs) for (const field of SEALED_FIELDS) length += 2 + blob[field].length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const blob of blobs) {
+    for (const field of SEALED_FIELDS) {
+      const bytes = blob[field];
+      if (bytes.length > 0xffff) throw new RangeError('sealed field too long to pack');
+      out[offset] = bytes.length >>> 8;
+      out[offset + 1] = bytes.length & 0xff;
+      out.set(bytes, offset + 2);
+      offset += 2 + bytes.length;
+    }
+  }
+  return out;
+}
+
+/** Reverses packSealed. The records are views on `packed` (no copies); throws on a truncated array. */
+export function unpackSealed(packed: Uint8Array): SealedBlob[] {
+  const blobs: SealedBlob[] = [];
+  let offset = 0;
+  const take = (): Uint8Array => {
+    if (offset + 2 > packed.length) throw new Error('packed sealed records are truncated');
+    const length = (packed[offset]! << 8) | packed[offset + 1]!;
+    const start = offset + 2;
+    offset = start + length;
+    if (offset > packed.length) throw new Error('packed sealed records are truncated');
+    return packed.subarray(start, offset);
+  };
+  while (offset < packed.length) {
+    blobs.push({ dekIv: take(), wrappedKey: take(), iv: take(), ciphertext: take() });
+  }
+  return blobs;
 }

@@ -81,6 +81,18 @@ describe('envelope sealing', () => {
     assert.throws(() => unseal(new Uint8Array(randomBytes(32)), context, sealed));
   });
 
+  test('associated data keeps its encoding (records sealed earlier must still open)', () => {
+    assert.equal(
+      Buffer.from(encodeAad('key', shareContext('wället-1', 'DKLS', 'service'))).toString('hex'),
+      '0000000e7763732d656e636c6176652d7631000000036b6579000000057368617265' +
+        '0000000977c3a46c6c65742d3100000004444b4c530000000773657276696365',
+    );
+    assert.equal(
+      Buffer.from(encodeAad('data', { type: 'ecies', curve: 'P-256' })).toString('hex'),
+      '0000000e7763732d656e636c6176652d7631000000046461746100000005656369657300000005502d323536',
+    );
+  });
+
   test('associated data is unambiguous across field boundaries', () => {
     const a = encodeAad('data', shareContext('ab', 'c', 'user'));
     const b = encodeAad('data', shareContext('a', 'bc', 'user'));
@@ -177,6 +189,41 @@ describe('key store', () => {
     store.close();
   });
 
+  test('getStoredKey reads a key with its shares; user shares are added once, only for existing keys', () => {
+    const store = createKeyStore({ path: freshDbPath() });
+    const managed = newKey('managed', 'DKLS', 'aa');
+    const pregen = { ...newKey('pregen', 'ED25519', 'bb') };
+    pregen.shares = pregen.shares.filter((share) => share.kind === 'service');
+    store.insertKeys([managed, pregen]);
+    assert.equal(store.getStoredKey('nobody'), undefined);
+    const stored = store.getStoredKey('managed')!;
+    assert.equal(stored.scheme, 'DKLS');
+    assert.equal(stored.publicKey, 'aa');
+    assert.deepEqual(stored.service!.ciphertext, Buffer.from(managed.shares[0]!.ciphertext));
+    assert.deepEqual(stored.user!.ciphertext, Buffer.from(managed.shares[1]!.ciphertext));
+    assert.equal(store.getStoredKey('pregen')!.user, undefined);
+
+    const share = seal(masterKey, shareContext('pregen', 'ED25519', 'user'), new Uint8Array(32).fill(5));
+    const outcomes = store.write({
+      keys: [newKey('fresh')],
+      userShares: [
+        { walletId: 'pregen', share },
+        { walletId: 'pregen', share },
+        { walletId: 'managed', share },
+        { walletId: 'nobody', share },
+      ],
+    });
+    assert.deepEqual(outcomes.userShares, ['created', 'exists', 'exists', 'no-key']);
+    assert.equal(outcomes.keys[0]!.created, true, 'the rest of the batch commits');
+    assert.deepEqual(store.getStoredKey('pregen')!.user!.ciphertext, Buffer.from(share.ciphertext));
+    assert.deepEqual(
+      store.getStoredKey('managed')!.user!.ciphertext,
+      Buffer.from(managed.shares[1]!.ciphertext),
+      'kept',
+    );
+    store.close();
+  });
+
   test('schema creation is idempotent and versioned; a newer schema is refused', () => {
     const path = freshDbPath();
     createKeyStore({ path }).close();
@@ -260,9 +307,24 @@ describe('key writer (group commit on its own thread)', () => {
       // Inserts arriving while a commit is under way go together in the next one.
       const many = await Promise.all(Array.from({ length: 300 }, (_, i) => writer.insertKey(newKey(`m-${i}`))));
       assert.ok(many.every((o) => o.created));
+
+      // User shares go through the same group commit, after the keys of their batch.
+      const pregen = newKey('g-pregen', 'DKLS', '05');
+      pregen.shares = pregen.shares.filter((share) => share.kind === 'service');
+      const share = seal(masterKey, shareContext('g-pregen', 'DKLS', 'user'), new Uint8Array(32).fill(1));
+      const [keyOutcome, first, second] = await Promise.all([
+        writer.insertKey(pregen),
+        writer.insertUserShare({ walletId: 'g-pregen', share }),
+        writer.insertUserShare({ walletId: 'g-pregen', share }),
+      ]);
+      assert.deepEqual([keyOutcome.created, first, second], [true, 'created', 'exists']);
+      const check = createKeyStore({ path });
+      assert.deepEqual(check.getStoredKey('g-pregen')!.user!.ciphertext, Buffer.from(share.ciphertext));
+      check.close();
     } finally {
       await writer.close();
     }
     await assert.rejects(writer.insertKey(newKey('late')), /closed/);
+    await assert.rejects(writer.insertUserShare({ walletId: 'late', share: newKey('late').shares[1]! }), /closed/);
   });
 });

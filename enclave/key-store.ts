@@ -33,6 +33,36 @@ export interface InsertOutcome {
   record: KeyRecord;
 }
 
+/** A migrated user share, sealed for (walletId, scheme, 'user'). */
+export interface NewUserShare {
+  walletId: string;
+  share: SealedBlob;
+}
+
+/** `exists`: the wallet already held a user share (nothing written). `no-key`: the wallet has no key. */
+export type UserShareOutcome = 'created' | 'exists' | 'no-key';
+
+/** What one group commit writes, and its outcomes (one per item, in order). */
+export interface WriteBatch {
+  keys: readonly NewKey[];
+  userShares: readonly NewUserShare[];
+}
+export interface WriteOutcomes {
+  keys: InsertOutcome[];
+  userShares: UserShareOutcome[];
+}
+
+/** A wallet's key with its sealed shares, as signing and migration need it (never unsealed on this thread). */
+export interface StoredKey {
+  walletId: string;
+  scheme: Scheme;
+  publicKey: string;
+  /** Absent only if the store is damaged: every key is stored with its service share. */
+  service?: SealedBlob;
+  /** Absent for a pre-generated wallet whose user share was not migrated. */
+  user?: SealedBlob;
+}
+
 export interface EciesKeyRecord {
   /** Uncompressed P-256 point, 65 bytes. */
   publicKey: Uint8Array;
@@ -87,6 +117,20 @@ interface ShareRow {
   ciphertext: Buffer;
 }
 
+/** keys LEFT JOIN shares (service) LEFT JOIN shares (user): one row per wallet. */
+interface StoredKeyRow {
+  scheme: Scheme;
+  public_key: string;
+  s_dek_iv: Buffer | null;
+  s_wrapped_key: Buffer | null;
+  s_iv: Buffer | null;
+  s_ciphertext: Buffer | null;
+  u_dek_iv: Buffer | null;
+  u_wrapped_key: Buffer | null;
+  u_iv: Buffer | null;
+  u_ciphertext: Buffer | null;
+}
+
 interface SealedKeyRow {
   name: string;
   public_key: Buffer;
@@ -99,6 +143,15 @@ interface SealedKeyRow {
 
 function toKeyRecord(row: KeyRow): KeyRecord {
   return { walletId: row.wallet_id, scheme: row.scheme, publicKey: row.public_key, createdAt: row.created_at };
+}
+
+function toSealedBlob(
+  dekIv: Buffer | null,
+  wrappedKey: Buffer | null,
+  iv: Buffer | null,
+  ciphertext: Buffer | null,
+): SealedBlob | undefined {
+  return dekIv && wrappedKey && iv && ciphertext ? { dekIv, wrappedKey, iv, ciphertext } : undefined;
 }
 
 /** Opens (creating if needed) the enclave key store at `path`. */
@@ -124,6 +177,19 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
   const insertShareRow = db.prepare<[string, string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
     'INSERT INTO shares (wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
+  const insertUserShareRow = db.prepare<[string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
+    "INSERT INTO shares (wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, 'user', ?, ?, ?, ?, ?) " +
+      'ON CONFLICT (wallet_id, kind) DO NOTHING',
+  );
+  const selectStoredKey = db.prepare<[string], StoredKeyRow>(
+    'SELECT k.scheme, k.public_key, ' +
+      's.dek_iv AS s_dek_iv, s.wrapped_key AS s_wrapped_key, s.iv AS s_iv, s.ciphertext AS s_ciphertext, ' +
+      'u.dek_iv AS u_dek_iv, u.wrapped_key AS u_wrapped_key, u.iv AS u_iv, u.ciphertext AS u_ciphertext ' +
+      'FROM keys k ' +
+      "LEFT JOIN shares s ON s.wallet_id = k.wallet_id AND s.kind = 'service' " +
+      "LEFT JOIN shares u ON u.wallet_id = k.wallet_id AND u.kind = 'user' " +
+      'WHERE k.wallet_id = ?',
+  );
   const selectShares = db.prepare<[string], ShareRow>(
     'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares WHERE wallet_id = ? ORDER BY kind',
   );
@@ -134,9 +200,9 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
     'INSERT INTO sealed_keys (name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
 
-  const insertBatch = db.transaction((keys: readonly NewKey[]): InsertOutcome[] => {
+  const writeBatch = db.transaction((batch: WriteBatch): WriteOutcomes => {
     const now = new Date().toISOString();
-    return keys.map((key) => {
+    const keys = batch.keys.map((key): InsertOutcome => {
       if (insertKeyRow.run(key.walletId, key.scheme, key.publicKey, now).changes === 0) {
         // Another key holds this wallet id (earlier, or earlier in this very batch): it wins.
         return { created: false, record: toKeyRecord(selectKey.get(key.walletId)!) };
@@ -149,6 +215,20 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
         record: { walletId: key.walletId, scheme: key.scheme, publicKey: key.publicKey, createdAt: now },
       };
     });
+    const userShares = batch.userShares.map(({ walletId, share }): UserShareOutcome => {
+      // The key row is checked first: a share for a missing key would break the foreign key and fail the batch.
+      if (!selectKey.get(walletId)) return 'no-key';
+      const { changes } = insertUserShareRow.run(
+        walletId,
+        share.dekIv,
+        share.wrappedKey,
+        share.iv,
+        share.ciphertext,
+        now,
+      );
+      return changes === 1 ? 'created' : 'exists';
+    });
+    return { keys, userShares };
   });
   let closed = false;
 
@@ -165,7 +245,28 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
      * its outcome is the existing key with `created: false`.
      */
     insertKeys(keys: readonly NewKey[]): InsertOutcome[] {
-      return insertBatch.immediate(keys);
+      return writeBatch.immediate({ keys, userShares: [] }).keys;
+    },
+
+    /**
+     * One group commit (`BEGIN IMMEDIATE … COMMIT`, fsynced when this returns): new keys as `insertKeys` does,
+     * then migrated user shares (`ON CONFLICT DO NOTHING`: a wallet that already holds one keeps it).
+     */
+    write(batch: WriteBatch): WriteOutcomes {
+      return writeBatch.immediate(batch);
+    },
+
+    /** A wallet's key and its sealed shares, in one indexed read. */
+    getStoredKey(walletId: string): StoredKey | undefined {
+      const row = selectStoredKey.get(walletId);
+      if (!row) return undefined;
+      return {
+        walletId,
+        scheme: row.scheme,
+        publicKey: row.public_key,
+        service: toSealedBlob(row.s_dek_iv, row.s_wrapped_key, row.s_iv, row.s_ciphertext),
+        user: toSealedBlob(row.u_dek_iv, row.u_wrapped_key, row.u_iv, row.u_ciphertext),
+      };
     },
 
     /** The sealed shares of a wallet (for signing workers; never unsealed here). */

@@ -1,5 +1,6 @@
 /**
- * Group commit of new keys, from the enclave's main thread to the key writer thread (key-writer.worker.ts).
+ * Group commit of new keys and migrated user shares, from the enclave's main thread to the key writer thread
+ * (key-writer.worker.ts).
  *
  * Inserts requested while no commit is under way are collected for one event-loop turn (setImmediate) and sent
  * as one batch; inserts requested while a commit is under way wait and all go in the next one. Each caller's
@@ -8,16 +9,20 @@
  * commit in request order.
  */
 import { Piscina } from 'piscina';
-import type { InsertOutcome, NewKey } from './key-store.ts';
+import type { InsertOutcome, NewKey, NewUserShare, UserShareOutcome, WriteOutcomes } from './key-store.ts';
 import type { KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
 
 /** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
 const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
-interface QueuedInsert {
-  key: NewKey;
-  resolve(outcome: InsertOutcome): void;
+interface Queued<T, O> {
+  item: T;
+  resolve(outcome: O): void;
   reject(error: unknown): void;
+}
+
+function settle<T, O>(queued: Queued<T, O>[], outcomes: readonly O[]): void {
+  for (let i = 0; i < queued.length; i++) queued[i]!.resolve(outcomes[i]!);
 }
 
 /** Starts the writer thread on the key store at `path` (created and migrated beforehand). */
@@ -31,26 +36,33 @@ export function createKeyWriter(options: { path: string }) {
     maxThreads: 1,
     atomics: 'disabled', // see crypto-pool.ts
   });
-  let queue: QueuedInsert[] = [];
+  let keys: Queued<NewKey, InsertOutcome>[] = [];
+  let userShares: Queued<NewUserShare, UserShareOutcome>[] = [];
   let committing: Promise<void> | undefined;
   let scheduled: NodeJS.Immediate | undefined;
   let closing: Promise<void> | undefined;
 
-  function run(task: KeyWriterTask): Promise<InsertOutcome[]> {
-    return pool.run(task) as Promise<InsertOutcome[]>;
+  function run(task: KeyWriterTask): Promise<WriteOutcomes> {
+    return pool.run(task) as Promise<WriteOutcomes>;
   }
 
   function commitQueued(): void {
     scheduled = undefined;
-    if (committing || queue.length === 0) return;
-    const batch = queue;
-    queue = [];
-    committing = run({ type: 'insert', keys: batch.map((item) => item.key) }).then(
+    if (committing || keys.length + userShares.length === 0) return;
+    const batch = { keys, userShares };
+    keys = [];
+    userShares = [];
+    committing = run({
+      type: 'write',
+      keys: batch.keys.map((queued) => queued.item),
+      userShares: batch.userShares.map((queued) => queued.item),
+    }).then(
       (outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+        settle(batch.keys, outcomes.keys);
+        settle(batch.userShares, outcomes.userShares);
       },
       (error: unknown) => {
-        for (const item of batch) item.reject(error);
+        for (const queued of [...batch.keys, ...batch.userShares]) queued.reject(error);
       },
     );
     committing.then(() => {
@@ -59,14 +71,25 @@ export function createKeyWriter(options: { path: string }) {
     });
   }
 
+  function enqueue<T, O>(queue: Queued<T, O>[], item: T): Promise<O> {
+    if (closing) return Promise.reject(new Error('the key writer is closed'));
+    return new Promise<O>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (!committing) scheduled ??= setImmediate(commitQueued);
+    });
+  }
+
   return {
     /** Queues a new key for the next group commit; resolves once committed (see key-store `insertKeys`). */
     insertKey(key: NewKey): Promise<InsertOutcome> {
-      if (closing) return Promise.reject(new Error('the key writer is closed'));
-      return new Promise<InsertOutcome>((resolve, reject) => {
-        queue.push({ key, resolve, reject });
-        if (!committing) scheduled ??= setImmediate(commitQueued);
-      });
+      return enqueue(keys, key);
+    },
+    /**
+     * Queues a migrated user share for the next group commit; resolves once committed with `created`, or
+     * `exists` when the wallet already held a user share (nothing written), see key-store `write`.
+     */
+    insertUserShare(share: NewUserShare): Promise<UserShareOutcome> {
+      return enqueue(userShares, share);
     },
     /**
      * Commits what is queued, closes the writer's connection and stops its thread. Gives up waiting after

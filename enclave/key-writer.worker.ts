@@ -5,23 +5,23 @@
  * Sealed rows only: no secret comes here.
  */
 import { workerData } from 'node:worker_threads';
-import { createKeyStore, type InsertOutcome, type KeyStore, type NewKey } from './key-store.ts';
+import { createKeyStore, type KeyStore, type WriteBatch, type WriteOutcomes } from './key-store.ts';
 
 export interface KeyWriterWorkerData {
   path: string;
 }
 
-export type KeyWriterTask = { type: 'insert'; keys: NewKey[] } | { type: 'close' };
+export type KeyWriterTask = ({ type: 'write' } & WriteBatch) | { type: 'close' };
 
 let store: KeyStore | undefined;
 
-/** Runs one task: commits a batch (returning one outcome per key, in order), or closes the connection. */
-export default function runKeyWriterTask(task: KeyWriterTask): InsertOutcome[] {
+/** Runs one task: commits a batch (returning one outcome per item, in order), or closes the connection. */
+export default function runKeyWriterTask(task: KeyWriterTask): WriteOutcomes {
   if (task.type === 'close') {
     store?.close();
     store = undefined;
-    return [];
+    return { keys: [], userShares: [] };
   }
   store ??= createKeyStore({ path: (workerData as KeyWriterWorkerData).path });
-  return store.insertKeys(task.keys);
+  return store.write(task);
 }

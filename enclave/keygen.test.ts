@@ -44,6 +44,27 @@ describe('generateWalletKey', () => {
     }
   });
 
+  test('pregen: only the service share is sealed; the share string carries the user share that completes the key', () => {
+    for (const scheme of ['DKLS', 'ED25519'] as const) {
+      const key = generateWalletKey(masterKey, `pg-${scheme}`, scheme, 'pregen');
+      assert.deepEqual(
+        key.shares.map((share) => share.kind),
+        ['service'],
+      );
+      assert.ok(key.userShare);
+      assert.equal(key.userShare.includes('-'), false, 'one segment');
+      const segment = JSON.parse(Buffer.from(key.userShare, 'base64').toString('utf8'));
+      assert.deepEqual(Object.keys(segment), ['id', 'scheme', 'signer']);
+      assert.equal(segment.id, `pg-${scheme}`);
+      assert.equal(segment.scheme, scheme);
+      const service = unseal(masterKey, shareContext(`pg-${scheme}`, scheme, 'service'), key.shares[0]!);
+      const secret = service.map((b, i) => b ^ Buffer.from(segment.signer, 'hex')[i]!);
+      const expected = scheme === 'DKLS' ? secp256k1.getPublicKey(secret, false) : ed25519.getPublicKey(secret);
+      assert.equal(Buffer.from(expected).toString('hex'), key.publicKey);
+    }
+    assert.equal(generateWalletKey(masterKey, 'managed', 'DKLS', 'managed').userShare, undefined);
+  });
+
   test('every key is new, and its shares are bound to its wallet id and scheme', () => {
     const a = generateWalletKey(masterKey, 'same', 'DKLS');
     const b = generateWalletKey(masterKey, 'same', 'DKLS');
@@ -80,6 +101,7 @@ describe('crypto worker', () => {
     const items = Array.from({ length: 40 }, (_, i) => ({
       walletId: `p-${i}`,
       scheme: (i % 2 ? 'DKLS' : 'ED25519') as Scheme,
+      custody: 'managed' as const,
     }));
     const keys = await Promise.all(items.map((item) => pool.generate(item)));
     for (const [i, key] of keys.entries()) {

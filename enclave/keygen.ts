@@ -5,14 +5,11 @@
 import { createECDH, generateKeyPairSync, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
 import { ECIES_CONTEXT, type SealedBlob, type SealedShare, seal, shareContext, unseal } from './envelope.ts';
-import type { Scheme } from './protocol.ts';
-
-export const SECRET_BYTES = 32;
+import type { Custody, Scheme } from './protocol.ts';
+import { ED25519_PKCS8_PREFIX, encodeUserShare, SECRET_BYTES, xor } from './shares.ts';
 
 /** secp256k1 group order n, big-endian (SEC 2 §2.4.1). */
 const SECP256K1_N = Buffer.from('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141', 'hex');
-/** PKCS#8 prefix of an Ed25519 private key (RFC 8410 §7): the 32-byte seed follows it. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** One ECDH object per worker thread, reused: OpenSSL's secp256k1 point multiply, kept out of the JS heap. */
 let secp256k1Ecdh: ReturnType<typeof createECDH> | undefined;
@@ -20,7 +17,10 @@ let secp256k1Ecdh: ReturnType<typeof createECDH> | undefined;
 export interface GeneratedKey {
   /** Hex without 0x: 65-byte uncompressed secp256k1 point for DKLS, 32 raw bytes for ED25519. */
   publicKey: string;
+  /** The sealed shares to store: service and user (managed), or the service share alone (pregen). */
   shares: SealedShare[];
+  /** Pregen only: the user share as the spec's share string, to be answered once and never stored. */
+  userShare?: string;
 }
 
 /** A valid secp256k1 secret key is a scalar in 1..n-1. */
@@ -64,19 +64,19 @@ function createEd25519Secret(): { secret: Uint8Array; publicKey: Uint8Array } {
   }
 }
 
-function xor(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
-  return out;
-}
-
 /**
  * Generates a wallet key held as two shares: service share random, user share = secret XOR service share.
- * Both are sealed for `walletId`/`scheme`. Before answering, the sealed shares are opened again and their
- * XOR must equal the secret the public key was derived from (so the stored shares reproduce the public key);
- * otherwise this throws and nothing is stored.
+ * `managed`: both are sealed for `walletId`/`scheme`. `pregen`: only the service share is sealed; the user share
+ * comes back once as the spec's share string. Before answering, the sealed shares are opened again and their
+ * XOR (with the plaintext user share, for pregen) must equal the secret the public key was derived from, so the
+ * shares reproduce the public key; otherwise this throws and nothing is stored.
  */
-export function generateWalletKey(masterKey: Uint8Array, walletId: string, scheme: Scheme): GeneratedKey {
+export function generateWalletKey(
+  masterKey: Uint8Array,
+  walletId: string,
+  scheme: Scheme,
+  custody: Custody = 'managed',
+): GeneratedKey {
   const { secret, publicKey } = scheme === 'DKLS' ? createSecp256k1Secret() : createEd25519Secret();
   const serviceShare = new Uint8Array(SECRET_BYTES);
   randomFillSync(serviceShare);
@@ -84,24 +84,25 @@ export function generateWalletKey(masterKey: Uint8Array, walletId: string, schem
   const wipe: Uint8Array[] = [secret, serviceShare, userShare];
   try {
     const service = seal(masterKey, shareContext(walletId, scheme, 'service'), serviceShare);
-    const user = seal(masterKey, shareContext(walletId, scheme, 'user'), userShare);
+    const shares: SealedShare[] = [{ kind: 'service', ...service }];
+    let user: SealedBlob | undefined;
+    if (custody === 'managed') {
+      user = seal(masterKey, shareContext(walletId, scheme, 'user'), userShare);
+      shares.push({ kind: 'user', ...user });
+    }
 
-    // Sanity check on what will be stored: open both sealed shares and recombine them.
+    // Sanity check on what will be stored (and handed out): open the sealed shares and recombine them.
     const openedService = unseal(masterKey, shareContext(walletId, scheme, 'service'), service);
     wipe.push(openedService);
-    const openedUser = unseal(masterKey, shareContext(walletId, scheme, 'user'), user);
+    const openedUser = user ? unseal(masterKey, shareContext(walletId, scheme, 'user'), user) : userShare;
     wipe.push(openedUser);
     const combined = xor(openedService, openedUser);
     wipe.push(combined);
     if (!timingSafeEqual(combined, secret)) throw new Error('sealed shares do not recombine to the key');
 
-    return {
-      publicKey: Buffer.from(publicKey).toString('hex'),
-      shares: [
-        { kind: 'service', ...service },
-        { kind: 'user', ...user },
-      ],
-    };
+    const key: GeneratedKey = { publicKey: Buffer.from(publicKey).toString('hex'), shares };
+    if (custody === 'pregen') key.userShare = encodeUserShare(walletId, scheme, userShare);
+    return key;
   } finally {
     for (const bytes of wipe) bytes.fill(0);
   }

@@ -147,9 +147,16 @@ describe('request handler', () => {
   test('an unexpected failure answers INTERNAL with a generic message; the cause goes to the log only', async () => {
     const lines: string[] = [];
     const handler = createRequestHandler({
-      store: { getKey: () => undefined },
-      writer: { insertKey: () => Promise.reject(new Error('disk on fire')) },
-      crypto: { generate: () => Promise.resolve({ publicKey: 'ab', shares: [] }) },
+      store: { getKey: () => undefined, getStoredKey: () => undefined, getEciesKey: () => undefined },
+      writer: {
+        insertKey: () => Promise.reject(new Error('disk on fire')),
+        insertUserShare: () => Promise.reject(new Error('unused')),
+      },
+      crypto: {
+        generate: () => Promise.resolve({ publicKey: 'ab', shares: [] }),
+        sign: () => Promise.reject(new Error('unused')),
+        migrate: () => Promise.reject(new Error('unused')),
+      },
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
       log: (line) => lines.push(line),
     });

@@ -1,0 +1,76 @@
+/**
+ * The 2-of-2 XOR split of a wallet key and what is derived from a combined key, for crypto workers only: every
+ * function here either handles plaintext key material (which the caller wipes) or produces public data.
+ */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import * as ecc from 'tiny-secp256k1';
+import { type SealedBlob, shareContext, unseal } from './envelope.ts';
+import type { Scheme, UserShareSegment } from './protocol.ts';
+
+export const SECRET_BYTES = 32;
+
+/** PKCS#8 prefix of an Ed25519 private key (RFC 8410 §7): the 32-byte seed follows it. */
+export const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** `a XOR b` in a new array (the caller wipes it). */
+export function xor(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length !== b.length) throw new Error('shares differ in length');
+  const out = new Uint8Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
+  return out;
+}
+
+/**
+ * Opens a wallet's two sealed shares and combines them into its secret key (secp256k1 scalar or Ed25519 seed).
+ * The opened shares are wiped here; the caller wipes the returned secret.
+ */
+export function openSecret(
+  masterKey: Uint8Array,
+  walletId: string,
+  scheme: Scheme,
+  service: SealedBlob,
+  user: SealedBlob,
+): Uint8Array {
+  const serviceShare = unseal(masterKey, shareContext(walletId, scheme, 'service'), service);
+  try {
+    const userShare = unseal(masterKey, shareContext(walletId, scheme, 'user'), user);
+    try {
+      return xor(serviceShare, userShare);
+    } finally {
+      userShare.fill(0);
+    }
+  } finally {
+    serviceShare.fill(0);
+  }
+}
+
+/**
+ * The public key of a secret, in the format the enclave stores (secp256k1 uncompressed, 65 bytes; Ed25519 raw,
+ * 32 bytes), or undefined when the bytes are not a valid secret of the scheme (a secp256k1 scalar of 0 or ≥ n).
+ * The Ed25519 path goes through PKCS#8 (~330 µs): it is for migration, not for the signing hot path.
+ */
+export function derivePublicKey(scheme: Scheme, secret: Uint8Array): Uint8Array | undefined {
+  if (scheme === 'DKLS') {
+    if (!ecc.isPrivate(secret)) return undefined;
+    return ecc.pointFromScalar(secret, false) ?? undefined;
+  }
+  if (secret.length !== SECRET_BYTES) return undefined;
+  const der = Buffer.concat([ED25519_PKCS8_PREFIX, secret]);
+  try {
+    const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+    const x = createPublicKey(privateKey).export({ format: 'jwk' }).x;
+    return Buffer.from(x ?? '', 'base64url');
+  } finally {
+    der.fill(0);
+  }
+}
+
+/**
+ * Encodes a user share as the spec's share string: the standard, padded base64 of one segment's JSON (the
+ * enclave emits one segment; readers split on `USER_SHARE_SEPARATOR` and take the segment whose `id` is theirs).
+ */
+export function encodeUserShare(walletId: string, scheme: Scheme, userShare: Uint8Array): string {
+  const segment: UserShareSegment = { id: walletId, scheme, signer: Buffer.from(userShare).toString('hex') };
+  // Standard base64 never contains USER_SHARE_SEPARATOR ('-'), so one segment is a whole share string.
+  return Buffer.from(JSON.stringify(segment), 'utf8').toString('base64');
+}
