@@ -11,6 +11,11 @@ export interface WalletInput {
   cosmosPrefix: string | null;
   userIdentifier: string;
   createdAt: string;
+  /**
+   * `pregen`: a pre-generated wallet whose user share is handed out once and never stored here. Absent in
+   * snapshots written before pre-generation existed, which were all `managed`.
+   */
+  custody?: 'managed' | 'pregen';
 }
 
 export interface KeyMaterial {
@@ -59,6 +64,7 @@ export const walletMachine = setup({
           cosmosPrefix: context.cosmosPrefix,
           userIdentifier: context.userIdentifier,
           createdAt: context.createdAt,
+          ...(context.custody ? { custody: context.custody } : {}),
         }),
         onDone: {
           target: 'ready',

@@ -10,9 +10,13 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { adminRoutes } from './routes/admin/index.ts';
 import { healthRoutes } from './routes/health.ts';
+import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
+import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
 import { ErrorSchema } from './schemas/common.ts';
 import type { AdminService } from './services/admin.ts';
+import type { ShareMigrationService } from './services/share-migration.ts';
+import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
 
 export interface AppDeps {
@@ -20,6 +24,8 @@ export interface AppDeps {
   adminToken: string;
   authenticator: Authenticator;
   wallets: WalletService;
+  signing: SigningService;
+  migration: ShareMigrationService;
   admin: AdminService;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
@@ -77,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(authPlugin, { authenticator: deps.authenticator });
       await v1.register(rateLimitPlugin);
       await v1.register(walletRoutes, { wallets: deps.wallets });
+      await v1.register(signingRoutes, { signing: deps.signing });
+      await v1.register(shareMigrationRoutes, { migration: deps.migration });
     },
     { prefix: '/v1' },
   );
@@ -84,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (admin) => {
       await admin.register(adminAuthPlugin, { adminToken: deps.adminToken });
-      await admin.register(adminRoutes, { admin: deps.admin });
+      await admin.register(adminRoutes, { admin: deps.admin, wallets: deps.wallets });
     },
     { prefix: '/admin/v1' },
   );

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
 import { createActorHost } from '../actors/host.ts';
+import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { createStore } from '../store/index.ts';
@@ -11,6 +12,9 @@ import type { Config } from './config.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createAdminService } from './services/admin.ts';
+import { createShareMigrationService } from './services/share-migration.ts';
+import { allowAllSignatures, type SignaturePolicy } from './services/signature-policy.ts';
+import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
 export interface RunningApi {
@@ -24,7 +28,14 @@ export interface RunningApi {
  * Wires the API process once: store (migrations applied), enclave client, actor host (live actors
  * restored), services and the HTTP app. Does not listen.
  */
-export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?: number } = {}): Promise<RunningApi> {
+export async function startApi(
+  config: Config,
+  opts: {
+    enclaveConnectTimeoutMs?: number;
+    /** The signature decision point; default: allow every signature (no policies exist yet). */
+    signaturePolicy?: SignaturePolicy;
+  } = {},
+): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
   const enclave = createEnclaveClient({ socketPath: config.enclaveSocket });
   try {
@@ -33,6 +44,7 @@ export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?:
     store.close();
     throw err;
   }
+  const userShares = createUserShareHandoff();
   const host = createActorHost({
     writer: store.writer,
     snapshots: store.snapshots,
@@ -40,7 +52,7 @@ export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?:
       createWalletDefinition({
         wallets: store.wallets,
         outbox: store.outbox,
-        generateKey: createGenerateWalletKey(enclave),
+        generateKey: createGenerateWalletKey(enclave, userShares),
       }),
     ],
   });
@@ -54,7 +66,9 @@ export async function startApi(config: Config, opts: { enclaveConnectTimeoutMs?:
     adminToken: token,
     authenticator,
     metrics,
-    wallets: createWalletService({ store, host }),
+    wallets: createWalletService({ store, host, userShares }),
+    signing: createSigningService({ store, enclave, policy: opts.signaturePolicy ?? allowAllSignatures }),
+    migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator }),
     ready: async () => {
       let enclaveOk = false;

@@ -15,6 +15,9 @@ verbs:
   create-key PROJECT_ID [--environment development|production]
   rotate-key KEY_ID                             the old secret is refused at once
   set-ip-allowlist PROJECT_ID [CIDR ...]        no CIDR lifts the restriction
+  claim-wallet WALLET_ID [--user-id ID]         mark a wallet claimed: REST signing refuses it from then on
+  pregenerate-wallet PROJECT_ID --type TYPE --user-identifier ID [--user-identifier-type CUSTOM_ID|EMAIL|PHONE]
+                                                the user share is printed once and kept nowhere
 
 options:
   --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
@@ -44,6 +47,10 @@ async function main(): Promise<void> {
       plan: { type: 'string' },
       'rate-limit': { type: 'string' },
       environment: { type: 'string', default: 'development' },
+      'user-id': { type: 'string' },
+      type: { type: 'string' },
+      'user-identifier': { type: 'string' },
+      'user-identifier-type': { type: 'string', default: 'CUSTOM_ID' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -129,6 +136,32 @@ async function main(): Promise<void> {
       });
       const cidrs = r['cidrs'] as string[];
       print(r, cidrs.length ? `allowlist: ${cidrs.join(', ')}` : 'allowlist cleared: any address may call');
+      break;
+    }
+    case 'claim-wallet': {
+      const w = await call(
+        'POST',
+        `/wallets/${encodeURIComponent(need(args[0], 'WALLET_ID'))}/claim`,
+        values['user-id'] ? { userId: values['user-id'] } : {},
+      );
+      print(w, `wallet ${w['id']} claimed by ${w['userId']} at ${w['claimedAt']}: REST signing now refuses it`);
+      break;
+    }
+    case 'pregenerate-wallet': {
+      const r = await call(
+        'POST',
+        `/projects/${encodeURIComponent(need(args[0], 'PROJECT_ID'))}/pregenerated-wallets`,
+        {
+          type: need(values.type, '--type'),
+          userIdentifier: need(values['user-identifier'], '--user-identifier'),
+          userIdentifierType: values['user-identifier-type'],
+        },
+      );
+      const w = r['wallet'] as Record<string, unknown>;
+      print(
+        r,
+        `wallet     ${w['id']} (${w['type']}, ${w['address']})\nuser share ${r['userShare']}\n(shown once: hand it to the user; REST signing needs migrate-share first)`,
+      );
       break;
     }
     default:

@@ -53,7 +53,12 @@ export const wallets = sqliteTable(
     custody: text('custody', { enum: ['managed', 'pregen'] })
       .notNull()
       .default('managed'),
+    /** Set when a user claimed the wallet: REST signing and share migration refuse it from then on. */
     claimedAt: text('claimed_at'),
+    /** The user the wallet was claimed into (`wallet.pregen_claimed` carries it). */
+    claimedByUserId: text('claimed_by_user_id'),
+    /** Set when a pre-generated wallet's user share was migrated into the enclave: it signs over REST. */
+    shareMigratedAt: text('share_migrated_at'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     /** Monotonic insertion order across the table: list order and cursor position. */

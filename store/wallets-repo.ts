@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { Db } from './db.ts';
 import { wallets } from './schema.ts';
 
@@ -99,6 +99,27 @@ export function createWalletsRepo(db: Db) {
     },
     delete(id: string): void {
       deleteStmt.run({ id });
+    },
+    /**
+     * Marks a wallet claimed by `claimedByUserId`. Only an unclaimed wallet changes: returns the updated row,
+     * or undefined when the wallet is missing or was already claimed.
+     */
+    claim(id: string, v: { claimedAt: string; claimedByUserId: string }): WalletRow | undefined {
+      return db
+        .update(wallets)
+        .set({ ...v, updatedAt: v.claimedAt })
+        .where(and(eq(wallets.id, id), isNull(wallets.claimedAt)))
+        .returning()
+        .get();
+    },
+    /** Records that the user share of a pre-generated wallet is now in the enclave (first time only). */
+    markShareMigrated(id: string, at: string): WalletRow | undefined {
+      return db
+        .update(wallets)
+        .set({ shareMigratedAt: at, updatedAt: at })
+        .where(and(eq(wallets.id, id), isNull(wallets.shareMigratedAt)))
+        .returning()
+        .get();
     },
     get(projectId: string, id: string): WalletRow | undefined {
       return byId.get({ id, projectId });

@@ -7,14 +7,28 @@ import {
   BAD_IDS,
   type BadCase,
   type BodyVariant,
+  EVM_TRANSACTION,
   type FieldSpec,
   fieldVariants,
   JSON_CT,
+  MAIL_TYPED_DATA,
+  nestedVariants,
   parseLevelVariants,
   runCases,
   shapeVariants,
   withBodies,
 } from './helpers/bad-input-matrix.ts';
+import {
+  type EnclaveKey,
+  encryptForEnclave,
+  flipDataByte,
+  type MigrationEnvelope,
+  migrationPayload,
+  randomSigner,
+  shareEntry,
+  sharePlaintext,
+  truncateData,
+} from './helpers/migration-client.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 // Every route gets malformed, mistyped, oversized and mislabelled input. Each answer must be a 4xx
@@ -27,6 +41,17 @@ let walletId: string;
 /** An admin target that is not the partner's project (its allowlist and keys can be changed safely). */
 let target: { projectId: string; keyId: string; secret: string };
 let deleted: { projectId: string; keyId: string; secret: string };
+/** Managed wallets of other types, for the signing routes' type checks. */
+let solanaWalletId: string;
+let cosmosWalletId: string;
+/** Pre-generated EVM wallets: one migrated by the control request, one left to refuse, one claimed. */
+type Pregen = { wallet: { id: string; scheme: string }; userShare: string };
+let pregenControl: Pregen;
+let pregenTarget: Pregen;
+let pregenClaimed: Pregen;
+/** A managed wallet the claim matrix must leave unclaimed. */
+let claimTargetId: string;
+let enclaveKey: EnclaveKey;
 
 const v1Auth = () => ({ 'x-api-key': partner.secret });
 const adminAuth = () => ({ authorization: `Bearer ${svc.adminToken}` });
@@ -79,6 +104,34 @@ before(async () => {
   target = await svc.newPartner();
   deleted = await svc.newPartner();
   assert.equal((await svc.admin('DELETE', `/projects/${deleted.projectId}`)).status, 204);
+  const managed = async (type: string, userIdentifier: string) => {
+    const r = await svc.v1(partner.secret, 'POST', '/wallets', {
+      type,
+      userIdentifier,
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    return r.body.id as string;
+  };
+  solanaWalletId = await managed('SOLANA', 'bad-input-solana');
+  cosmosWalletId = await managed('COSMOS', 'bad-input-cosmos');
+  claimTargetId = await managed('EVM', 'bad-input-claim-target');
+  const pregen = async (userIdentifier: string): Promise<Pregen> => {
+    const r = await svc.admin('POST', `/projects/${partner.projectId}/pregenerated-wallets`, {
+      type: 'EVM',
+      userIdentifier,
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    return r.body;
+  };
+  pregenControl = await pregen('bad-input-pregen-control');
+  pregenTarget = await pregen('bad-input-pregen-target');
+  pregenClaimed = await pregen('bad-input-pregen-claimed');
+  assert.equal((await svc.admin('POST', `/wallets/${pregenClaimed.wallet.id}/claim`)).status, 200);
+  const k = await svc.v1(partner.secret, 'GET', '/enclave/public-key');
+  assert.equal(k.status, 200, JSON.stringify(k.body));
+  enclaveKey = k.body;
 });
 
 after(async () => {
@@ -231,6 +284,328 @@ describe('/v1 wallet routes', () => {
       ...idCases('PATCH', '/v1/wallets/{id}', v1Auth(), valid),
     ];
     await assertAllRefused(t, cases, 80);
+  });
+});
+
+/** The same body on a route of another wallet (type checks), or with another project's key. */
+function otherWallet(name: string, method: string, path: string, body: unknown, headers = v1Auth()): BadCase {
+  return { name, method, path, headers: { ...headers, 'content-type': JSON_CT }, body: JSON.stringify(body) };
+}
+
+describe('/v1 signing routes', () => {
+  const signPath = (route: string, id = walletId) => `/v1/wallets/${id}/${route}`;
+  const route = (name: string) => ({ method: 'POST', path: signPath(name), headers: v1Auth() });
+  const semantic = (variants: Array<[string, unknown]>): BodyVariant[] =>
+    variants.map(([name, body]) => ({ name: `semantic: ${name}`, body: JSON.stringify(body), status: 400 }));
+
+  test('POST sign-message: bad bodies and ids are refused and sign nothing', async (t) => {
+    await control('POST', signPath('sign-message'), v1Auth(), { message: 'bad-input-control' });
+    const valid = { message: 'bad-input' };
+    const fields: FieldSpec[] = [{ name: 'message', kind: 'string', required: true, maxLength: 65_536 }];
+    const cases = [
+      ...withBodies(route('sign-message'), parseLevelVariants(valid)),
+      ...withBodies(route('sign-message'), shapeVariants(valid)),
+      ...withBodies(route('sign-message'), fieldVariants(valid, fields)),
+      ...withBodies(
+        route('sign-message'),
+        semantic([
+          ['a lone surrogate', { message: 'a\ud800b' }],
+          ['80,000 UTF-8 bytes in 40,000 characters', { message: '\u00e9'.repeat(40_000) }],
+        ]),
+      ),
+      ...idCases('POST', '/v1/wallets/{id}/sign-message', v1Auth(), valid),
+      otherWallet("another project's key", 'POST', signPath('sign-message'), valid, { 'x-api-key': target.secret }),
+    ];
+    await assertAllRefused(t, cases, 60);
+  });
+
+  test('POST sign-raw: bad hex, lengths, walletType, bodies and ids are refused', async (t) => {
+    await control('POST', signPath('sign-raw'), v1Auth(), { data: `0x${'cd'.repeat(32)}` });
+    const valid = { data: `0x${'ab'.repeat(32)}`, walletType: 'EVM' };
+    const fields: FieldSpec[] = [
+      { name: 'data', kind: 'string', required: true, maxLength: 2 + 2 * 65_536, notBlank: true },
+      { name: 'walletType', kind: 'enum', required: false, values: WALLET_TYPES, bad: ['BITCOIN', 'ETH'] },
+    ];
+    const cases = [
+      ...withBodies(route('sign-raw'), parseLevelVariants(valid)),
+      ...withBodies(route('sign-raw'), shapeVariants(valid)),
+      ...withBodies(route('sign-raw'), fieldVariants(valid, fields)),
+      ...withBodies(
+        route('sign-raw'),
+        semantic([
+          ['data not hex', { data: 'zz'.repeat(32) }],
+          ['data of odd length', { data: 'abc' }],
+          ['data 0x only', { data: '0x' }],
+          ['data 0x0x', { data: `0x0x${'ab'.repeat(31)}` }],
+          ['data with spaces', { data: `ab ${'cd'.repeat(31)}` }],
+          ['31 bytes on a secp256k1 wallet', { data: 'ab'.repeat(31) }],
+          ['33 bytes on a secp256k1 wallet', { data: 'ab'.repeat(33) }],
+          ['walletType SOLANA on an EVM wallet', { ...valid, walletType: 'SOLANA' }],
+          ['walletType COSMOS on an EVM wallet', { ...valid, walletType: 'COSMOS' }],
+        ]),
+      ),
+      otherWallet('walletType EVM on a SOLANA wallet', 'POST', signPath('sign-raw', solanaWalletId), valid),
+      otherWallet('odd hex on a SOLANA wallet', 'POST', signPath('sign-raw', solanaWalletId), { data: 'abc' }),
+      ...idCases('POST', '/v1/wallets/{id}/sign-raw', v1Auth(), valid),
+    ];
+    await assertAllRefused(t, cases, 80);
+  });
+
+  test('POST sign-transaction: bad transactions, flags, bodies and ids are refused and sign nothing', async (t) => {
+    await control('POST', signPath('sign-transaction'), v1Auth(), { transaction: EVM_TRANSACTION });
+    const valid = { transaction: { ...EVM_TRANSACTION } };
+    const fields: FieldSpec[] = [
+      { name: 'transaction', kind: 'object', required: true },
+      { name: 'broadcast', kind: 'boolean', required: false },
+      { name: 'network', kind: 'enum', required: false, values: ['SOLANA', 'SOLANA_DEVNET'], bad: ['MAINNET'] },
+      { name: 'networkPassphrase', kind: 'string', required: false, maxLength: 256, notBlank: true },
+    ];
+    const tx = (patch: Record<string, unknown>) => ({ transaction: { ...EVM_TRANSACTION, ...patch } });
+    const { chainId: _chainId, ...withoutChainId } = EVM_TRANSACTION;
+    const cases = [
+      ...withBodies(route('sign-transaction'), parseLevelVariants(valid)),
+      ...withBodies(route('sign-transaction'), shapeVariants(valid)),
+      ...withBodies(route('sign-transaction'), fieldVariants(valid, fields)),
+      ...withBodies(
+        route('sign-transaction'),
+        semantic([
+          ['to not an address', tx({ to: 'not-an-address' })],
+          ['to of 19 bytes', tx({ to: `0x${'12'.repeat(19)}` })],
+          ['to with non-hex characters', tx({ to: `0x${'g'.repeat(40)}` })],
+          ['to a number', tx({ to: 42 })],
+          ['value negative', tx({ value: '-1' })],
+          ['value a fraction', tx({ value: '1.5' })],
+          ['value not a number', tx({ value: 'abc' })],
+          ['value above uint256', tx({ value: `1${'0'.repeat(78)}` })],
+          ['value an object', tx({ value: {} })],
+          ['chainId missing', { transaction: withoutChainId }],
+          ['chainId negative', tx({ chainId: -1 })],
+          ['chainId a fraction', tx({ chainId: 1.5 })],
+          ['chainId not a number', tx({ chainId: 'abc' })],
+          ['type 1', tx({ type: 1 })],
+          ['type 3', tx({ type: 3 })],
+          ['type a word', tx({ type: 'eip1559' })],
+          ['nonce negative', tx({ nonce: -1 })],
+          ['nonce a fraction', tx({ nonce: 1.5 })],
+          ['gasLimit negative', tx({ gasLimit: '-1' })],
+          ['gasLimit not a number', tx({ gasLimit: 'lots' })],
+          ['maxFeePerGas negative', tx({ maxFeePerGas: '-2' })],
+          ['maxPriorityFeePerGas above maxFeePerGas', tx({ maxFeePerGas: '1', maxPriorityFeePerGas: '2' })],
+          ['gasPrice on a type 2 transaction', tx({ gasPrice: '2' })],
+          ['data not hex', tx({ data: '0xzz' })],
+          ['data of odd length', tx({ data: '0x123' })],
+          ['an unknown transaction field', tx({ foo: 'bar' })],
+          ['a base64 string for an EVM wallet', { transaction: 'AAAA' }],
+          ['network on an EVM wallet', { ...valid, network: 'SOLANA_DEVNET' }],
+          ['networkPassphrase on an EVM wallet', { ...valid, networkPassphrase: 'Test SDF Network ; September 2015' }],
+        ]),
+      ),
+      otherWallet('COSMOS wallet (use sign-raw)', 'POST', signPath('sign-transaction', cosmosWalletId), valid),
+      otherWallet('EVM object for a SOLANA wallet', 'POST', signPath('sign-transaction', solanaWalletId), valid),
+      otherWallet('not base64 for a SOLANA wallet', 'POST', signPath('sign-transaction', solanaWalletId), {
+        transaction: '!!!',
+      }),
+      otherWallet('base64 garbage for a SOLANA wallet', 'POST', signPath('sign-transaction', solanaWalletId), {
+        transaction: 'AAAA',
+        network: 'SOLANA_DEVNET',
+      }),
+      ...idCases('POST', '/v1/wallets/{id}/sign-transaction', v1Auth(), valid),
+    ];
+    await assertAllRefused(t, cases, 100);
+  });
+
+  test('POST sign-typed-data: bad typed data, bodies and ids are refused', async (t) => {
+    await control('POST', signPath('sign-typed-data'), v1Auth(), { typedData: MAIL_TYPED_DATA });
+    const valid = { typedData: MAIL_TYPED_DATA };
+    const fields: FieldSpec[] = [{ name: 'typedData', kind: 'object', required: true }];
+    const inner: FieldSpec[] = [
+      { name: 'domain', kind: 'object', required: true },
+      { name: 'types', kind: 'object', required: true },
+      { name: 'primaryType', kind: 'string', required: true, maxLength: 256, notBlank: true },
+      { name: 'message', kind: 'object', required: true },
+    ];
+    const td = (patch: Record<string, unknown>) => ({ typedData: { ...MAIL_TYPED_DATA, ...patch } });
+    const { contents: _contents, ...messageWithoutContents } = MAIL_TYPED_DATA.message;
+    const cases = [
+      ...withBodies(route('sign-typed-data'), parseLevelVariants(valid)),
+      ...withBodies(route('sign-typed-data'), shapeVariants(valid)),
+      ...withBodies(route('sign-typed-data'), fieldVariants(valid, fields)),
+      ...withBodies(
+        route('sign-typed-data'),
+        nestedVariants(valid, 'typedData', fieldVariants(MAIL_TYPED_DATA, inner)),
+      ),
+      ...withBodies(
+        route('sign-typed-data'),
+        semantic([
+          [
+            'EIP712Domain in types',
+            td({
+              types: {
+                ...MAIL_TYPED_DATA.types,
+                EIP712Domain: [
+                  { name: 'name', type: 'string' },
+                  { name: 'version', type: 'string' },
+                  { name: 'chainId', type: 'uint256' },
+                  { name: 'verifyingContract', type: 'address' },
+                ],
+              },
+            }),
+          ],
+          ['primaryType not in types', td({ primaryType: 'Letter' })],
+          ['message missing a field', td({ message: messageWithoutContents })],
+          [
+            'message address not an address',
+            td({ message: { ...MAIL_TYPED_DATA.message, to: { name: 'Bob', wallet: 'bob' } } }),
+          ],
+          ['types entry not an array', td({ types: { ...MAIL_TYPED_DATA.types, Mail: 'x' } })],
+          [
+            'a field of an unknown type',
+            td({ types: { ...MAIL_TYPED_DATA.types, Mail: [{ name: 'contents', type: 'uint999' }] } }),
+          ],
+          ['domain chainId not a number', td({ domain: { ...MAIL_TYPED_DATA.domain, chainId: 'abc' } })],
+          [
+            'domain verifyingContract not an address',
+            td({ domain: { ...MAIL_TYPED_DATA.domain, verifyingContract: 'xyz' } }),
+          ],
+          ['an unknown key in typedData', td({ extra: 1 })],
+        ]),
+      ),
+      otherWallet('a SOLANA wallet (EVM only)', 'POST', signPath('sign-typed-data', solanaWalletId), valid),
+      ...idCases('POST', '/v1/wallets/{id}/sign-typed-data', v1Auth(), valid),
+    ];
+    await assertAllRefused(t, cases, 100);
+  });
+
+  test('POST sign-authorization: bad authorizations, bodies and ids are refused', async (t) => {
+    const authorization = { address: EVM_TRANSACTION.to, chainId: 1, nonce: 0 };
+    await control('POST', signPath('sign-authorization'), v1Auth(), { authorization });
+    const valid = { authorization };
+    const fields: FieldSpec[] = [{ name: 'authorization', kind: 'object', required: true }];
+    const inner: FieldSpec[] = [
+      { name: 'address', kind: 'string', required: false, maxLength: 64, notBlank: true },
+      { name: 'chainId', kind: 'integer', required: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+      { name: 'nonce', kind: 'integer', required: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+    ];
+    // contractAddress is the alias of address: its variants are sent in place of address.
+    const aliased = { contractAddress: authorization.address, chainId: 1, nonce: 0 };
+    const alias: FieldSpec[] = [
+      { name: 'contractAddress', kind: 'string', required: false, maxLength: 64, notBlank: true },
+    ];
+    const cases = [
+      ...withBodies(route('sign-authorization'), parseLevelVariants(valid)),
+      ...withBodies(route('sign-authorization'), shapeVariants(valid)),
+      ...withBodies(route('sign-authorization'), fieldVariants(valid, fields)),
+      ...withBodies(
+        route('sign-authorization'),
+        nestedVariants(valid, 'authorization', fieldVariants(authorization, inner)),
+      ),
+      ...withBodies(route('sign-authorization'), nestedVariants(valid, 'authorization', fieldVariants(aliased, alias))),
+      ...withBodies(
+        route('sign-authorization'),
+        semantic([
+          ['neither address nor contractAddress', { authorization: { chainId: 1, nonce: 0 } }],
+          ['address not an address', { authorization: { ...authorization, address: 'not-an-address' } }],
+          ['address of 19 bytes', { authorization: { ...authorization, address: `0x${'12'.repeat(19)}` } }],
+          ['address with non-hex characters', { authorization: { ...authorization, address: `0x${'g'.repeat(40)}` } }],
+          ['an unknown key in authorization', { authorization: { ...authorization, v: 27 } }],
+        ]),
+      ),
+      otherWallet('a SOLANA wallet (EVM only)', 'POST', signPath('sign-authorization', solanaWalletId), valid),
+      ...idCases('POST', '/v1/wallets/{id}/sign-authorization', v1Auth(), valid),
+    ];
+    await assertAllRefused(t, cases, 100);
+  });
+
+  test('POST migrate-share: bad envelopes, oversized payloads, bodies, wallets and ids are refused and migrate nothing', async (t) => {
+    await control('POST', signPath('migrate-share', pregenControl.wallet.id), v1Auth(), {
+      encryptedPayload: migrationPayload(pregenControl.userShare, pregenControl.wallet, enclaveKey),
+    });
+    const targetId = pregenTarget.wallet.id;
+    const payload = migrationPayload(pregenTarget.userShare, pregenTarget.wallet, enclaveKey);
+    const valid = { encryptedPayload: payload };
+    const envelope = JSON.parse(payload) as MigrationEnvelope;
+    const fields: FieldSpec[] = [
+      { name: 'encryptedPayload', kind: 'string', required: true, maxLength: 65_536, notBlank: true },
+    ];
+    // The spec's 64 KB limit on the payload answers 413, every other field variant 400.
+    const fieldCases = fieldVariants(valid, fields).map((v) =>
+      /characters|100 KB/.test(v.name) ? { ...v, status: 413, code: 'PAYLOAD_TOO_LARGE' } : v,
+    );
+    const env = (patch: Partial<MigrationEnvelope>) => ({
+      encryptedPayload: JSON.stringify({ ...envelope, ...patch }),
+    });
+    const invalid = (name: string, body: unknown): BodyVariant => ({
+      name: `semantic: ${name}`,
+      body: JSON.stringify(body),
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+    });
+    const encrypted = (plaintext: string) => ({
+      encryptedPayload: JSON.stringify(encryptForEnclave(plaintext, enclaveKey)),
+    });
+    const semanticCases: BodyVariant[] = [
+      invalid('payload not JSON', { encryptedPayload: 'not json' }),
+      invalid('payload a JSON array', { encryptedPayload: '[]' }),
+      invalid('wrong algorithm', env({ algorithm: 'ECIES-P256-AES128-SHA256' })),
+      invalid('keyId not the fingerprint', env({ keyId: '0'.repeat(64) })),
+      invalid('garbage ephemeral', env({ ephemeral: 'garbage' })),
+      invalid('flipped ciphertext byte', { encryptedPayload: JSON.stringify(flipDataByte(envelope, 12)) }),
+      invalid('truncated encryptedData', { encryptedPayload: JSON.stringify(truncateData(envelope, 20)) }),
+      invalid('plaintext not JSON', encrypted('nope')),
+      invalid(
+        'a signer that does not complete the key',
+        encrypted(sharePlaintext([shareEntry(targetId, 'DKLS', randomSigner())])),
+      ),
+      {
+        name: 'semantic: the payload of another wallet',
+        body: JSON.stringify({
+          encryptedPayload: migrationPayload(pregenControl.userShare, pregenControl.wallet, enclaveKey),
+        }),
+        status: 400,
+        code: 'PAYLOAD_WALLET_MISMATCH',
+      },
+    ];
+    const cases = [
+      ...withBodies({ ...route('migrate-share'), path: signPath('migrate-share', targetId) }, [
+        ...parseLevelVariants(valid),
+        // The deep object is past the route's body limit (80 KB): a 413 is a refusal as good as a 400.
+        ...shapeVariants(valid).map((v) =>
+          v.name.startsWith('deeply nested objects') ? { ...v, status: [400, 413] as const } : v,
+        ),
+        ...fieldCases,
+        ...semanticCases,
+      ]),
+      ...idCases('POST', '/v1/wallets/{id}/migrate-share', v1Auth(), valid),
+      {
+        ...otherWallet('an API-key-managed wallet', 'POST', signPath('migrate-share', walletId), valid),
+        status: 409,
+        code: 'SHARE_ALREADY_MIGRATED',
+      },
+      {
+        ...otherWallet('an already migrated wallet', 'POST', signPath('migrate-share', pregenControl.wallet.id), valid),
+        status: 409,
+        code: 'SHARE_ALREADY_MIGRATED',
+      },
+      {
+        ...otherWallet('a claimed wallet', 'POST', signPath('migrate-share', pregenClaimed.wallet.id), {
+          encryptedPayload: migrationPayload(pregenClaimed.userShare, pregenClaimed.wallet, enclaveKey),
+        }),
+        status: 403,
+        code: 'WALLET_CLAIMED',
+      },
+      {
+        ...otherWallet("another project's key", 'POST', signPath('migrate-share', targetId), valid, {
+          'x-api-key': target.secret,
+        }),
+        status: 404,
+        code: 'WALLET_NOT_FOUND',
+      },
+    ];
+    await assertAllRefused(t, cases, 70);
+    // The target is still locked, and its own payload still migrates it.
+    const locked = await svc.v1(partner.secret, 'POST', `/wallets/${targetId}/sign-message`, { message: 'x' });
+    assert.equal(locked.status, 403);
+    assert.equal(locked.body.code, 'WALLET_SHARE_NOT_MIGRATED');
   });
 });
 
@@ -412,6 +787,104 @@ describe('/admin/v1 routes', () => {
     // The allowlist set by the control (127.0.0.0/8) still applies: the loopback caller is let in.
     assert.equal((await svc.v1(target.secret, 'GET', '/wallets')).status, 200);
   });
+  test('POST /admin/v1/wallets/{walletId}/claim: bad bodies and ids claim nothing', async (t) => {
+    const throwaway = await svc.v1(partner.secret, 'POST', '/wallets', {
+      type: 'EVM',
+      userIdentifier: 'bad-input-claim-control',
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(throwaway.status, 201);
+    await control('POST', `/admin/v1/wallets/${throwaway.body.id}/claim`, adminAuth(), { userId: 'control' });
+    const valid = { userId: 'bad-input-claimer' };
+    const fields: FieldSpec[] = [{ name: 'userId', kind: 'string', required: false, maxLength: 256, notBlank: true }];
+    // The body is optional: an empty object and null are valid claims, so they are not in this matrix.
+    const shapes = shapeVariants(valid).filter((v) => v.name !== 'empty object' && v.name !== 'JSON null');
+    const route = { method: 'POST', path: `/admin/v1/wallets/${claimTargetId}/claim`, headers: adminAuth() };
+    const cases: BadCase[] = [
+      ...withBodies(route, parseLevelVariants(valid)),
+      ...withBodies(route, shapes),
+      ...withBodies(route, fieldVariants(valid, fields)),
+      ...withBodies(route, [
+        { name: 'semantic: userId with a lone surrogate', body: JSON.stringify({ userId: 'a\ud800' }), status: 400 },
+      ]),
+      ...idCases('POST', '/admin/v1/wallets/{id}/claim', adminAuth(), valid),
+      {
+        name: 'a project id in place of a wallet id',
+        method: 'POST',
+        path: `/admin/v1/wallets/${target.projectId}/claim`,
+        headers: adminAuth(),
+        status: 404,
+        code: 'WALLET_NOT_FOUND',
+      },
+      {
+        name: 'an already claimed wallet',
+        method: 'POST',
+        path: `/admin/v1/wallets/${throwaway.body.id}/claim`,
+        headers: adminAuth(),
+        status: 409,
+        code: 'WALLET_ALREADY_CLAIMED',
+      },
+    ];
+    await assertAllRefused(t, cases, 60);
+    // The target was never claimed: it still signs over REST.
+    const signs = await svc.v1(partner.secret, 'POST', `/wallets/${claimTargetId}/sign-message`, { message: 'x' });
+    assert.equal(signs.status, 200, JSON.stringify(signs.body));
+  });
+
+  test('POST /admin/v1/projects/{projectId}/pregenerated-wallets: bad bodies and ids create no wallet', async (t) => {
+    const path = `/admin/v1/projects/${target.projectId}/pregenerated-wallets`;
+    const controlBody = { type: 'SOLANA', userIdentifier: 'bad-input-pregen-control', userIdentifierType: 'EMAIL' };
+    await control('POST', path, adminAuth(), controlBody);
+    const valid = { type: 'EVM', userIdentifier: 'bad-input-pregen', userIdentifierType: 'CUSTOM_ID' };
+    const fields: FieldSpec[] = [
+      { name: 'type', kind: 'enum', required: true, values: WALLET_TYPES, bad: ['BITCOIN', 'ETH'] },
+      { name: 'userIdentifier', kind: 'string', required: true, maxLength: 256, notBlank: true },
+      { name: 'userIdentifierType', kind: 'enum', required: true, values: ID_TYPES, bad: ['USERNAME'] },
+      { name: 'scheme', kind: 'enum', required: false, values: ['DKLS', 'ED25519'], bad: ['RSA'] },
+    ];
+    const cosmos = { type: 'COSMOS', userIdentifier: 'bad-input-pregen-cosmos', userIdentifierType: 'EMAIL' };
+    const cosmosField: FieldSpec[] = [
+      { name: 'cosmosPrefix', kind: 'string', required: false, maxLength: 20, notBlank: true },
+    ];
+    const semantic: BodyVariant[] = [
+      { name: 'scheme ED25519 on an EVM wallet', body: JSON.stringify({ ...valid, scheme: 'ED25519' }) },
+      { name: 'scheme DKLS on a SOLANA wallet', body: JSON.stringify({ ...valid, type: 'SOLANA', scheme: 'DKLS' }) },
+      { name: 'cosmosPrefix on an EVM wallet', body: JSON.stringify({ ...valid, cosmosPrefix: 'cosmos' }) },
+      { name: 'cosmosPrefix with punctuation', body: JSON.stringify({ ...cosmos, cosmosPrefix: 'Bad!' }) },
+      { name: 'userIdentifier with a lone surrogate', body: JSON.stringify({ ...valid, userIdentifier: 'a\ud800' }) },
+    ].map((v) => ({ ...v, name: `semantic: ${v.name}`, status: 400 }));
+    const route = { method: 'POST', path, headers: adminAuth() };
+    const cases: BadCase[] = [
+      ...withBodies(route, parseLevelVariants(valid)),
+      ...withBodies(route, shapeVariants(valid)),
+      ...withBodies(route, fieldVariants(valid, fields)),
+      ...withBodies(route, fieldVariants(cosmos, cosmosField)),
+      ...withBodies(route, semantic),
+      ...withBodies(route, [
+        { name: 'duplicate identity', body: JSON.stringify(controlBody), status: 409, code: 'WALLET_ALREADY_EXISTS' },
+      ]),
+      ...idCases('POST', '/admin/v1/projects/{id}/pregenerated-wallets', adminAuth(), valid),
+      {
+        name: 'deleted project',
+        method: 'POST',
+        path: `/admin/v1/projects/${deleted.projectId}/pregenerated-wallets`,
+        headers: { ...adminAuth(), 'content-type': JSON_CT },
+        body: JSON.stringify(valid),
+        status: 404,
+        code: 'PROJECT_NOT_FOUND',
+      },
+      {
+        name: 'an API key id in place of a project id',
+        method: 'POST',
+        path: `/admin/v1/projects/${target.keyId}/pregenerated-wallets`,
+        headers: { ...adminAuth(), 'content-type': JSON_CT },
+        body: JSON.stringify(valid),
+        status: 404,
+        code: 'PROJECT_NOT_FOUND',
+      },
+    ];
+    await assertAllRefused(t, cases, 100);
+  });
 });
 
 test('unknown routes and unknown methods on known paths answer a 4xx envelope', async (t) => {
@@ -449,6 +922,21 @@ test('unknown routes and unknown methods on known paths answer a 4xx envelope', 
     ['GET', `/admin/v1/projects/${target.projectId}/ip-allowlist`, admin],
     ['POST', `/admin/v1/projects/${target.projectId}/ip-allowlist`, admin],
     ['DELETE', `/admin/v1/projects/${target.projectId}/ip-allowlist`, admin],
+    ['GET', `/v1/wallets/${walletId}/sign-message`, v1],
+    ['PUT', `/v1/wallets/${walletId}/sign-raw`, v1],
+    ['GET', `/v1/wallets/${walletId}/sign-transaction`, v1],
+    ['DELETE', `/v1/wallets/${walletId}/sign-typed-data`, v1],
+    ['GET', `/v1/wallets/${walletId}/sign-authorization`, v1],
+    ['GET', `/v1/wallets/${walletId}/migrate-share`, v1],
+    ['POST', `/v1/wallets/${walletId}/sign-nothing`, v1],
+    ['POST', '/v1/enclave/public-key', v1],
+    ['DELETE', '/v1/enclave/public-key', v1],
+    ['GET', '/v1/enclave', v1],
+    ['GET', `/admin/v1/wallets/${walletId}/claim`, admin],
+    ['DELETE', `/admin/v1/wallets/${walletId}/claim`, admin],
+    ['GET', `/admin/v1/wallets/${walletId}`, admin],
+    ['GET', `/admin/v1/projects/${target.projectId}/pregenerated-wallets`, admin],
+    ['PUT', `/admin/v1/projects/${target.projectId}/pregenerated-wallets`, admin],
   ];
   const cases: BadCase[] = routes.map(([method, path, headers]) => ({
     name: `${Object.keys(headers).length ? 'authenticated' : 'anonymous'} unknown route or method`,

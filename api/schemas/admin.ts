@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum, TEXT_PATTERN } from './common.ts';
+import { Wallet } from './wallets.ts';
 
 export const PlanSchema = StringEnum(['free', 'starter', 'growth', 'scale', 'enterprise']);
 export const EnvironmentSchema = StringEnum(['development', 'production']);
@@ -42,3 +43,38 @@ export const IpAllowlistBody = Type.Object(
   { additionalProperties: false },
 );
 export const IpAllowlist = Type.Object({ projectId: Type.String(), cidrs: Type.Array(Type.String()) });
+
+export const ClaimWalletBody = Type.Union(
+  [
+    Type.Object(
+      {
+        userId: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 256,
+            pattern: TEXT_PATTERN,
+            description: "The claiming user's id; default: the wallet's userIdentifier.",
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'Optional body.' },
+);
+
+export const ClaimedWallet = Type.Object({
+  ...Wallet.properties,
+  projectId: Type.String(),
+  claimedAt: Type.String({ format: 'date-time' }),
+  userId: Type.String(),
+});
+
+export const PregeneratedWallet = Type.Object({
+  wallet: Wallet,
+  userShare: Type.String({
+    description:
+      "The wallet's user share, shown once and kept nowhere: base64 JSON segments joined by '-'; the segment whose id is the wallet id carries signer.",
+  }),
+});

@@ -101,6 +101,11 @@ export function createAdminService(deps: {
       deps.authenticator.invalidate();
     },
 
+    /** Throws 404 PROJECT_NOT_FOUND unless the project exists (and is not deleted). */
+    assertProject(projectId: string): void {
+      if (!store.projects.get(projectId)) throw projectNotFound();
+    },
+
     async createApiKey(projectId: string, environment: Environment) {
       if (!store.projects.get(projectId)) throw projectNotFound();
       const secretKey = newSecret(environment);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ActorHost } from '../../actors/host.ts';
+import type { UserShareHandoff } from '../../actors/user-share-handoff.ts';
 import type { WalletContext, WalletInput } from '../../actors/wallet.machine.ts';
 import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';
 import { defaultScheme, isSchemeSupported, type Scheme, type WalletType } from '../../chains/wallet-types.ts';
@@ -40,6 +41,12 @@ export interface ListWalletsRequest {
   limit?: string;
 }
 
+export interface ClaimedWallet extends WalletView {
+  projectId: string;
+  claimedAt: string;
+  userId: string;
+}
+
 const DEFAULT_PAGE = 20;
 
 export function toWalletView(r: WalletRow): WalletView {
@@ -76,102 +83,167 @@ function decodeCursor(cursor: string): number {
 
 /** Wallet use cases behind the `/v1/wallets` routes. Every read and write is scoped to one project. */
 export function createWalletService(deps: {
-  store: Pick<Store, 'wallets' | 'writer'>;
+  store: Pick<Store, 'wallets' | 'writer' | 'outbox'>;
   host: Pick<ActorHost, 'spawn' | 'waitFor'>;
+  userShares: Pick<UserShareHandoff, 'take'>;
   now?: () => number;
 }) {
-  const { store, host } = deps;
+  const { store, host, userShares } = deps;
   const now = deps.now ?? Date.now;
 
-  return {
-    async create(projectId: string, req: CreateWalletRequest): Promise<WalletView> {
-      const scheme = req.scheme ?? defaultScheme(req.type);
-      if (!isSchemeSupported(req.type, scheme)) {
+  async function create(
+    projectId: string,
+    req: CreateWalletRequest,
+    custody: 'managed' | 'pregen',
+  ): Promise<WalletView> {
+    const scheme = req.scheme ?? defaultScheme(req.type);
+    if (!isSchemeSupported(req.type, scheme)) {
+      throw invalidRequest(
+        `scheme ${scheme} is not supported for ${req.type} wallets (use ${defaultScheme(req.type)})`,
+        {
+          field: 'body.scheme',
+        },
+      );
+    }
+    let cosmosPrefix: string | null = null;
+    if (req.type === 'COSMOS') {
+      cosmosPrefix = req.cosmosPrefix ?? 'cosmos';
+      if (!isValidCosmosPrefix(cosmosPrefix)) {
         throw invalidRequest(
-          `scheme ${scheme} is not supported for ${req.type} wallets (use ${defaultScheme(req.type)})`,
-          {
-            field: 'body.scheme',
-          },
+          'cosmosPrefix must be 1-20 lowercase letters or digits, starting with a letter (e.g. cosmos, osmo)',
+          { field: 'body.cosmosPrefix' },
         );
       }
-      let cosmosPrefix: string | null = null;
-      if (req.type === 'COSMOS') {
-        cosmosPrefix = req.cosmosPrefix ?? 'cosmos';
-        if (!isValidCosmosPrefix(cosmosPrefix)) {
-          throw invalidRequest(
-            'cosmosPrefix must be 1-20 lowercase letters or digits, starting with a letter (e.g. cosmos, osmo)',
-            { field: 'body.cosmosPrefix' },
-          );
-        }
-      } else if (req.cosmosPrefix !== undefined) {
-        throw invalidRequest(`cosmosPrefix applies only to COSMOS wallets, not ${req.type}`, {
-          field: 'body.cosmosPrefix',
-        });
-      }
-      const identity = {
-        projectId,
-        userIdentifierType: req.userIdentifierType,
-        userIdentifier: req.userIdentifier,
-        type: req.type,
-        scheme,
-      };
-      const existing = store.wallets.findIdByIdentity(identity);
-      if (existing) throw alreadyExists(existing);
+    } else if (req.cosmosPrefix !== undefined) {
+      throw invalidRequest(`cosmosPrefix applies only to COSMOS wallets, not ${req.type}`, {
+        field: 'body.cosmosPrefix',
+      });
+    }
+    const identity = {
+      projectId,
+      userIdentifierType: req.userIdentifierType,
+      userIdentifier: req.userIdentifier,
+      type: req.type,
+      scheme,
+    };
+    const existing = store.wallets.findIdByIdentity(identity);
+    if (existing) throw alreadyExists(existing);
 
-      const walletId = randomUUID();
-      const createdAt = new Date(now()).toISOString();
-      const input: WalletInput = {
-        walletId,
-        projectId,
-        type: req.type,
-        scheme,
-        cosmosPrefix,
-        userIdentifier: req.userIdentifier,
-        createdAt,
-      };
-      try {
-        await host.spawn('wallet', walletId, input, () => {
-          store.wallets.insert({
-            ...identity,
-            id: walletId,
-            status: 'creating',
-            cosmosPrefix,
-            createdAt,
-            updatedAt: createdAt,
-            seq: store.wallets.nextSeq(),
-          });
+    const walletId = randomUUID();
+    const createdAt = new Date(now()).toISOString();
+    const input: WalletInput = {
+      walletId,
+      projectId,
+      type: req.type,
+      scheme,
+      cosmosPrefix,
+      userIdentifier: req.userIdentifier,
+      createdAt,
+      ...(custody === 'pregen' ? { custody } : {}),
+    };
+    try {
+      await host.spawn('wallet', walletId, input, () => {
+        store.wallets.insert({
+          ...identity,
+          id: walletId,
+          status: 'creating',
+          custody,
+          cosmosPrefix,
+          createdAt,
+          updatedAt: createdAt,
+          seq: store.wallets.nextSeq(),
         });
-      } catch (err) {
-        if (isUniqueViolation(err)) {
-          const winner = store.wallets.findIdByIdentity(identity);
-          if (winner) throw alreadyExists(winner);
-        }
-        throw err;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        const winner = store.wallets.findIdByIdentity(identity);
+        if (winner) throw alreadyExists(winner);
       }
-      const final = await host.waitFor(walletId, (s) => s.status !== 'active');
-      const ctx = final?.context as WalletContext | undefined;
-      if (final?.value !== 'ready' || !ctx?.address || !ctx.publicKey) {
-        const code = ctx?.error?.code ?? 'KEY_GENERATION_FAILED';
-        const unavailable = code === 'ENCLAVE_UNAVAILABLE' || code === 'ENCLAVE_TIMEOUT';
-        throw new ServiceError(
-          unavailable ? code : 'KEY_GENERATION_FAILED',
-          unavailable ? 503 : 500,
-          unavailable
-            ? 'the key enclave is unavailable; no wallet was created, retry shortly'
-            : 'key generation failed; no wallet was created',
-        );
+      throw err;
+    }
+    const final = await host.waitFor(walletId, (s) => s.status !== 'active');
+    const ctx = final?.context as WalletContext | undefined;
+    if (final?.value !== 'ready' || !ctx?.address || !ctx.publicKey) {
+      const code = ctx?.error?.code ?? 'KEY_GENERATION_FAILED';
+      const unavailable = code === 'ENCLAVE_UNAVAILABLE' || code === 'ENCLAVE_TIMEOUT';
+      throw new ServiceError(
+        unavailable ? code : 'KEY_GENERATION_FAILED',
+        unavailable ? 503 : 500,
+        unavailable
+          ? 'the key enclave is unavailable; no wallet was created, retry shortly'
+          : 'key generation failed; no wallet was created',
+      );
+    }
+    return {
+      id: walletId,
+      type: req.type,
+      scheme,
+      status: 'ready',
+      address: ctx.address,
+      publicKey: ctx.publicKey,
+      createdAt,
+      userIdentifier: req.userIdentifier,
+      userIdentifierType: req.userIdentifierType,
+    };
+  }
+
+  return {
+    /** Creates an API-key-managed wallet: both shares stay in the enclave. */
+    create(projectId: string, req: CreateWalletRequest): Promise<WalletView> {
+      return create(projectId, req, 'managed');
+    },
+
+    /**
+     * Operator route: a pre-generated wallet. The enclave keeps only the service share; the user share string
+     * is returned here, once, and stored nowhere in this process.
+     */
+    async createPregenerated(
+      projectId: string,
+      req: CreateWalletRequest,
+    ): Promise<{ wallet: WalletView; userShare: string }> {
+      const wallet = await create(projectId, req, 'pregen');
+      const userShare = userShares.take(wallet.id);
+      if (!userShare) throw new Error(`pre-generated wallet ${wallet.id} became ready without its user share`);
+      return { wallet, userShare };
+    },
+
+    /**
+     * Operator route: a user claimed the wallet. From now on REST signing and migration refuse it, and
+     * `wallet.pregen_claimed` is queued in the same transaction.
+     */
+    async claim(walletId: string, userId?: string): Promise<ClaimedWallet> {
+      const row = store.wallets.getAny(walletId);
+      if (!row) throw walletNotFound();
+      if (row.status !== 'ready' || !row.address) {
+        throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly', {
+          details: { walletId },
+        });
       }
-      return {
-        id: walletId,
-        type: req.type,
-        scheme,
-        status: 'ready',
-        address: ctx.address,
-        publicKey: ctx.publicKey,
-        createdAt,
-        userIdentifier: req.userIdentifier,
-        userIdentifierType: req.userIdentifierType,
-      };
+      const claimedAt = new Date(now()).toISOString();
+      const claimedByUserId = userId ?? row.userIdentifier;
+      const claimed = await store.writer.write(() => {
+        const updated = store.wallets.claim(walletId, { claimedAt, claimedByUserId });
+        if (!updated) return undefined;
+        store.outbox.append({
+          projectId: updated.projectId,
+          type: 'wallet.pregen_claimed',
+          createdAt: claimedAt,
+          data: {
+            userId: claimedByUserId,
+            walletId,
+            walletAddress: updated.address,
+            walletType: updated.type,
+            claimedAt,
+          },
+        });
+        return updated;
+      });
+      if (!claimed) {
+        throw new ServiceError('WALLET_ALREADY_CLAIMED', 409, 'the wallet was already claimed', {
+          details: { walletId },
+        });
+      }
+      return { ...toWalletView(claimed), projectId: claimed.projectId, claimedAt, userId: claimedByUserId };
     },
 
     get(projectId: string, walletId: string): WalletView {

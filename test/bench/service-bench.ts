@@ -3,7 +3,10 @@
  * Prints figures; asserts nothing. Run: `npm run bench` (or `node --import tsx test/bench/service-bench.ts`).
  *
  *   BENCH_SECONDS      duration of each load phase (default 10)
- *   BENCH_ONLY         comma list of phases: startup,create,get (default all)
+ *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana (default all)
+ *
+ * sign-evm also measures the raw in-process secp256k1 signing rate on every core (before the service
+ * starts, so nothing else competes) and prints the HTTP rate as a share of it.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,11 +15,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createPartnerKey, freePort } from '../helpers/http.ts';
+import { rawSigningRate } from './raw-signing-rate.ts';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
-const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get').split(',');
+const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana').split(',');
 
 async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
@@ -65,6 +69,20 @@ function report(name: string, r: autocannon.Result): void {
   );
 }
 
+/** `count` ready wallets of `type`, created one after another. */
+async function createWallets(url: string, headers: Record<string, string>, type: string, count: number) {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${url}/v1/wallets`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ type, userIdentifier: `${type}-${i}-${Date.now()}`, userIdentifierType: 'CUSTOM_ID' }),
+    });
+    ids.push(((await res.json()) as { id: string }).id);
+  }
+  return ids;
+}
+
 async function main(): Promise<void> {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
@@ -77,7 +95,16 @@ async function main(): Promise<void> {
     }
     console.log(`start-up to ready (empty data dir)   ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')}`);
   }
-  if (!ONLY.includes('create') && !ONLY.includes('get')) return;
+  const raw: Record<string, number> = {};
+  if (ONLY.includes('sign-evm')) {
+    for (const primitive of ['libsecp256k1', 'libsecp256k1-sign+recover', 'noble-secp256k1'] as const) {
+      raw[primitive] = await rawSigningRate(primitive, SECONDS);
+      console.log(
+        `raw in-process ${primitive.padEnd(26)} ${raw[primitive]!.toFixed(0).padStart(7)} sig/s on ${os.cpus().length} cores`,
+      );
+    }
+  }
+  if (!['create', 'get', 'sign-evm', 'sign-solana'].some((phase) => ONLY.includes(phase))) return;
 
   const svc = await startService();
   try {
@@ -106,15 +133,7 @@ async function main(): Promise<void> {
       report('POST /v1/wallets (EVM), 32 conns', r);
     }
     if (ONLY.includes('get')) {
-      const ids: string[] = [];
-      for (let i = 0; i < 64; i++) {
-        const res = await fetch(`${svc.url}/v1/wallets`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ type: 'EVM', userIdentifier: `get-${i}`, userIdentifierType: 'CUSTOM_ID' }),
-        });
-        ids.push(((await res.json()) as { id: string }).id);
-      }
+      const ids = await createWallets(svc.url, headers, 'EVM', 64);
       let j = 0;
       const r = await autocannon({
         url: svc.url,
@@ -129,6 +148,35 @@ async function main(): Promise<void> {
         ],
       });
       report('GET /v1/wallets/{id}, 64 conns', r);
+    }
+    for (const [phase, type] of [
+      ['sign-evm', 'EVM'],
+      ['sign-solana', 'SOLANA'],
+    ] as const) {
+      if (!ONLY.includes(phase)) continue;
+      const ids = await createWallets(svc.url, headers, type, 64);
+      let k = 0;
+      const r = await autocannon({
+        url: svc.url,
+        connections: 64,
+        duration: SECONDS,
+        requests: [
+          {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ message: 'benchmark message: sign me' }),
+            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[k++ % ids.length]}/sign-message` }),
+          },
+        ],
+      });
+      report(`POST sign-message (${type}), 64 conns`, r);
+      if (type === 'EVM') {
+        for (const [primitive, rate] of Object.entries(raw)) {
+          console.log(
+            `  EVM sign-message over HTTP / raw ${primitive}: ${((100 * r.requests.average) / rate).toFixed(0)}%`,
+          );
+        }
+      }
     }
   } finally {
     await stopService(svc);

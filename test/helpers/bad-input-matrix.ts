@@ -32,6 +32,8 @@ export type FieldSpec =
   | { name: string; kind: 'string'; required: boolean; maxLength: number; notBlank?: boolean }
   | { name: string; kind: 'enum'; required: boolean; values: readonly string[]; bad: readonly string[] }
   | { name: string; kind: 'integer'; required: boolean; min: number; max: number }
+  | { name: string; kind: 'boolean'; required: boolean }
+  | { name: string; kind: 'object'; required: boolean }
   | {
       name: string;
       kind: 'string-array';
@@ -190,6 +192,14 @@ export function fieldVariants(valid: Record<string, unknown>, fields: readonly F
           raw('-0.0000001', 'tiny negative'),
         );
         break;
+      case 'boolean':
+        out.push(set('true', 'string "true"'), set(1, 'number 1'), set(0, 'number 0'));
+        out.push(set({}, 'object'), set([], 'empty array'));
+        break;
+      case 'object':
+        out.push(set('x', 'string'), set(1, 'number'), set(true, 'boolean'), set([], 'empty array'));
+        out.push(set([valid[f.name]], 'array holding the valid value'));
+        break;
       case 'string-array': {
         const item = (valid[f.name] as string[])[0]!;
         out.push(set(item, 'a string instead of an array'), set(1, 'number'), set({}, 'object'), set(true, 'boolean'));
@@ -208,6 +218,22 @@ export function fieldVariants(valid: Record<string, unknown>, fields: readonly F
     }
   }
   return out;
+}
+
+/**
+ * Variants of an object nested under `key` of `outer`: each variant's JSON text becomes the value of `key`
+ * (so the field variants of `authorization` or `typedData` are built from their own field specs).
+ */
+export function nestedVariants(
+  outer: Record<string, unknown>,
+  key: string,
+  variants: readonly BodyVariant[],
+): BodyVariant[] {
+  const template = json({ ...outer, [key]: '__RAW__' });
+  return variants.map((v) => {
+    const inner = typeof v.body === 'string' ? v.body : v.body.toString('utf8');
+    return { ...v, name: `${key}.${v.name}`, body: template.replace('"__RAW__"', () => inner) };
+  });
 }
 
 /** Turns body variants into cases on one route. */
@@ -230,6 +256,45 @@ export function withBodies(
     ...(v.code === undefined ? {} : { code: v.code }),
   }));
 }
+
+/** A type 2 EVM transaction that `sign-transaction` signs for any EVM wallet allowed to sign. */
+export const EVM_TRANSACTION = {
+  to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  value: '1',
+  chainId: 1,
+  type: 2,
+  nonce: 0,
+  gasLimit: '21000',
+  maxFeePerGas: '2',
+  maxPriorityFeePerGas: '1',
+} as const;
+
+/** The EIP-712 "Mail" example that `sign-typed-data` signs for any EVM wallet allowed to sign. */
+export const MAIL_TYPED_DATA = {
+  domain: {
+    name: 'Ether Mail',
+    version: '1',
+    chainId: 1,
+    verifyingContract: '0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC',
+  },
+  types: {
+    Person: [
+      { name: 'name', type: 'string' },
+      { name: 'wallet', type: 'address' },
+    ],
+    Mail: [
+      { name: 'from', type: 'Person' },
+      { name: 'to', type: 'Person' },
+      { name: 'contents', type: 'string' },
+    ],
+  },
+  primaryType: 'Mail',
+  message: {
+    from: { name: 'Cow', wallet: '0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826' },
+    to: { name: 'Bob', wallet: '0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB' },
+    contents: 'Hello, Bob!',
+  },
+};
 
 /** Path parameter values no route may act on, written as they go on the wire. */
 export const BAD_IDS: ReadonlyArray<{ name: string; segment: string }> = [

@@ -98,13 +98,13 @@ async function request(url: string, method: string, headers: Record<string, stri
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  opts: { dataDir?: string } = {},
+  opts: { dataDir?: string; api?: Parameters<typeof startApi>[1] } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDataDir();
   const adminToken = 'test-admin-token-0123456789';
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, PORT: '0', LOG_LEVEL: 'silent', ...env });
   let enclave = await startEnclaveProcess(dataDir);
-  const api = await startApi(config);
+  const api = await startApi(config, opts.api);
   await api.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = api.app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

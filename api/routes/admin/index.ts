@@ -2,23 +2,31 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   ApiKey,
+  ClaimedWallet,
+  ClaimWalletBody,
   CreateApiKeyBody,
   CreateProjectBody,
   IpAllowlist,
   IpAllowlistBody,
   KeyIdParams,
+  PregeneratedWallet,
   Project,
   ProjectIdParams,
   RotatedKey,
 } from '../../schemas/admin.ts';
 import { errorResponses } from '../../schemas/common.ts';
+import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { AdminService } from '../../services/admin.ts';
+import type { WalletService } from '../../services/wallets.ts';
 
 const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
 /** `/admin/v1`: the operator's projects, API keys, rotation and IP allowlists. */
-export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = async (app, { admin }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService; wallets: WalletService }> = async (
+  app,
+  { admin, wallets },
+) => {
   app.post(
     '/projects',
     {
@@ -87,5 +95,41 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       },
     },
     async (req) => admin.setIpAllowlist(req.params.projectId, req.body.cidrs),
+  );
+
+  app.post(
+    '/wallets/:walletId/claim',
+    {
+      schema: {
+        ...common,
+        summary: 'Mark a wallet claimed by its user',
+        description:
+          'From then on every REST signing route and share migration refuse the wallet (403 WALLET_CLAIMED); wallet.pregen_claimed is queued. A second claim answers 409 WALLET_ALREADY_CLAIMED.',
+        params: WalletIdParams,
+        body: ClaimWalletBody,
+        response: { 200: ClaimedWallet, ...errorResponses(...ADMIN_ERRORS, 404, 409) },
+      },
+    },
+    async (req) => wallets.claim(req.params.walletId, req.body?.userId),
+  );
+
+  app.post(
+    '/projects/:projectId/pregenerated-wallets',
+    {
+      schema: {
+        ...common,
+        summary: 'Pre-generate a wallet; its user share is returned once',
+        description:
+          'The enclave keeps only the service share. REST signing refuses the wallet (403 WALLET_SHARE_NOT_MIGRATED) until POST /v1/wallets/{walletId}/migrate-share brings the user share in.',
+        params: ProjectIdParams,
+        body: CreateWalletBody,
+        response: { 201: PregeneratedWallet, ...errorResponses(...ADMIN_ERRORS, 404, 409, 503) },
+      },
+    },
+    async (req, reply) => {
+      admin.assertProject(req.params.projectId);
+      const created = await wallets.createPregenerated(req.params.projectId, req.body);
+      return reply.code(201).header('cache-control', 'no-store').send(created);
+    },
   );
 };

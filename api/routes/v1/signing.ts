@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../schemas/common.ts';
+import {
+  SignAuthorizationBody,
+  SignatureResult,
+  SignedAuthorization,
+  SignMessageBody,
+  SignRawBody,
+  SignTransactionBody,
+  SignTransactionResult,
+  SignTypedDataBody,
+} from '../../schemas/signing.ts';
+import { WalletIdParams } from '../../schemas/wallets.ts';
+import type { SigningService } from '../../services/signing.ts';
+
+/** 403 covers invalid keys, claimed or unmigrated wallets and policy answers; 503 an unavailable enclave. */
+const SIGNING_ERRORS = errorResponses(400, 401, 403, 404, 429, 503);
+const common = { tags: ['signing'], security: [{ apiKey: [] }], params: WalletIdParams };
+
+/** `/v1/wallets/{walletId}/sign-*`: the wallet's stored type selects the signing format. */
+export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService }> = async (app, { signing }) => {
+  app.post(
+    '/wallets/:walletId/sign-message',
+    {
+      schema: {
+        ...common,
+        summary: 'Sign a message',
+        description:
+          'EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.',
+        body: SignMessageBody,
+        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+      },
+    },
+    async (req) => signing.signMessage(req.principal, req.params.walletId, req.body.message),
+  );
+
+  app.post(
+    '/wallets/:walletId/sign-raw',
+    {
+      schema: {
+        ...common,
+        summary: 'Sign raw bytes (no prefix, no hashing)',
+        description:
+          'secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.',
+        body: SignRawBody,
+        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+      },
+    },
+    async (req) => signing.signRaw(req.principal, req.params.walletId, req.body),
+  );
+
+  app.post(
+    '/wallets/:walletId/sign-transaction',
+    {
+      schema: {
+        ...common,
+        summary: 'Sign a transaction (EVM, SOLANA, STELLAR, SUI)',
+        description:
+          'Sign-only: broadcast: true answers 400 BROADCAST_NOT_SUPPORTED. Queues a transaction.signed event.',
+        body: SignTransactionBody,
+        response: { 200: SignTransactionResult, ...SIGNING_ERRORS },
+      },
+    },
+    async (req) => signing.signTransaction(req.principal, req.params.walletId, req.body),
+  );
+
+  app.post(
+    '/wallets/:walletId/sign-typed-data',
+    {
+      schema: {
+        ...common,
+        summary: 'Sign EIP-712 typed data (EVM)',
+        description: 'EIP712Domain is derived from domain and must not be in types.',
+        body: SignTypedDataBody,
+        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+      },
+    },
+    async (req) => signing.signTypedData(req.principal, req.params.walletId, req.body.typedData),
+  );
+
+  app.post(
+    '/wallets/:walletId/sign-authorization',
+    {
+      schema: {
+        ...common,
+        summary: 'Sign an EIP-7702 authorization (EVM)',
+        body: SignAuthorizationBody,
+        response: { 200: SignedAuthorization, ...SIGNING_ERRORS },
+      },
+    },
+    async (req) => signing.signAuthorization(req.principal, req.params.walletId, req.body.authorization),
+  );
+};

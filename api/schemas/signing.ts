@@ -1,0 +1,123 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
+import { StringEnum, WalletTypeSchema } from './common.ts';
+
+/** Longest base64 transaction the route reads (Sui transaction data may reach 128 KiB). */
+export const MAX_TRANSACTION_CHARS = 256 * 1024;
+
+export const SignMessageBody = Type.Object(
+  {
+    message: Type.String({
+      minLength: 1,
+      maxLength: MAX_SIGN_MESSAGE_BYTES,
+      description: `Text to sign (at most ${MAX_SIGN_MESSAGE_BYTES} bytes in UTF-8). The wallet's type decides the format: EVM EIP-191 + Keccak-256; COSMOS secp256k1 over SHA-256 of the UTF-8 bytes; SOLANA and STELLAR Ed25519 over the UTF-8 bytes; SUI PersonalMessage intent.`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const SignRawBody = Type.Object(
+  {
+    data: Type.String({
+      minLength: 1,
+      maxLength: 2 + 2 * MAX_SIGN_MESSAGE_BYTES,
+      description:
+        'Hex bytes (0x optional, even length), signed exactly as given: no prefix, no hashing. secp256k1 (EVM, COSMOS) wallets sign a 32-byte digest; Ed25519 wallets sign the bytes.',
+    }),
+    walletType: Type.Optional(WalletTypeSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const SignTransactionBody = Type.Object(
+  {
+    transaction: Type.Unknown({
+      description:
+        'EVM: an object {to, value (integer string), chainId, type (0 or 2), nonce, gasLimit (string), maxFeePerGas and maxPriorityFeePerGas (type 2) or gasPrice (type 0), data}. SOLANA: base64 legacy Transaction or v0 VersionedTransaction. STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData. COSMOS: not supported (use sign-raw).',
+    }),
+    broadcast: Type.Optional(
+      Type.Boolean({ description: 'Sign-only when omitted. Broadcasting is not available in this version.' }),
+    ),
+    network: Type.Optional(StringEnum(['SOLANA', 'SOLANA_DEVNET'], { description: 'SOLANA wallets only.' })),
+    networkPassphrase: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'STELLAR: the exact passphrase the transaction was built for (required). Ignored for SUI.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SignTypedDataBody = Type.Object(
+  {
+    typedData: Type.Object(
+      {
+        domain: Type.Object({}, { additionalProperties: true }),
+        types: Type.Object({}, { additionalProperties: true, description: 'Without EIP712Domain.' }),
+        primaryType: Type.String({ minLength: 1, maxLength: 256 }),
+        message: Type.Object({}, { additionalProperties: true }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SignAuthorizationBody = Type.Object(
+  {
+    authorization: Type.Object(
+      {
+        address: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        contractAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Alias of address.' })),
+        chainId: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+        nonce: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SignatureResult = Type.Object({
+  signature: Type.String({
+    description:
+      'Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature.',
+  }),
+});
+
+export const SignTransactionResult = Type.Object({
+  signedTransaction: Type.Optional(
+    Type.String({ description: 'EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope.' }),
+  ),
+  signature: Type.Optional(Type.String({ description: 'SUI: base64 serialized Sui signature.' })),
+  transaction: Type.Optional(Type.String({ description: 'SUI: the unchanged base64 BCS transaction data.' })),
+});
+
+export const SignedAuthorization = Type.Object({
+  address: Type.String(),
+  chainId: Type.Integer(),
+  nonce: Type.Integer(),
+  r: Type.String(),
+  s: Type.String(),
+  yParity: Type.Union([Type.Literal(0), Type.Literal(1)]),
+  signature: Type.String({ description: 'Hex without 0x: r‖s‖v (v = 27 + yParity).' }),
+});
+
+export const MigrateShareBody = Type.Object(
+  {
+    encryptedPayload: Type.String({
+      minLength: 1,
+      description:
+        'A JSON string of the envelope {encryptedData, keyId, ephemeral, algorithm: "ECIES-P256-AES256-SHA256"}; at most 64 KB.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const EnclavePublicKey = Type.Object({
+  publicKey: Type.String({ description: 'P-256 public key, SPKI PEM.' }),
+  keyFingerprint: Type.String({ description: 'Hex SHA-256 of the SPKI DER; send it as the envelope keyId.' }),
+  generatedAt: Type.String({ format: 'date-time' }),
+});

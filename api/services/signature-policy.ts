@@ -1,0 +1,74 @@
+/**
+ * The one decision point every signature passes before the enclave is asked (DESIGN §7). The signing
+ * service builds a `SignatureRequest`, asks the policy, and signs only on `allow`. The policies issue
+ * plugs its engine in here (guardrails, raw-signature rules, approvals); until then the policy allows.
+ */
+import type { WalletType } from '../../chains/wallet-types.ts';
+import type { WalletRow } from '../../store/wallets-repo.ts';
+import { ServiceError } from '../errors.ts';
+import type { Principal } from '../plugins/auth.ts';
+
+export type SignatureOperation =
+  | 'sign-message'
+  | 'sign-raw'
+  | 'sign-transaction'
+  | 'sign-typed-data'
+  | 'sign-authorization';
+
+export interface SignatureRequest {
+  principal: Principal;
+  wallet: WalletRow;
+  operation: SignatureOperation;
+  /**
+   * The spec's raw signatures: `sign-raw`, and `sign-message` on SOLANA, COSMOS, STELLAR and SUI wallets.
+   * Policies deny these unless a rule allows `raw_signature`.
+   */
+  rawSignature: boolean;
+  /** The chain the signature is for, when the request names one (EVM chain id, Solana network, ...). */
+  chainId: string | null;
+}
+
+export type SignatureDecision =
+  | { effect: 'allow' }
+  | { effect: 'deny'; reason: string; policyId?: string; ruleId?: string }
+  | { effect: 'review'; details: Record<string, unknown> };
+
+export interface SignaturePolicy {
+  decide(request: SignatureRequest): SignatureDecision | Promise<SignatureDecision>;
+}
+
+const ALLOW: SignatureDecision = { effect: 'allow' };
+
+/** Today's policy: no policies exist yet, so every signature is allowed. */
+export const allowAllSignatures: SignaturePolicy = { decide: () => ALLOW };
+
+/** Wallet types whose `sign-message` is a raw signature for policy purposes (spec: signing routes). */
+const RAW_MESSAGE_TYPES: ReadonlySet<WalletType> = new Set(['SOLANA', 'COSMOS', 'STELLAR', 'SUI']);
+
+/** Whether `operation` on a wallet of `type` counts as a raw signature. */
+export function isRawSignature(operation: SignatureOperation, type: WalletType): boolean {
+  return operation === 'sign-raw' || (operation === 'sign-message' && RAW_MESSAGE_TYPES.has(type));
+}
+
+/** Turns a decision into "go ahead" or the spec's 403 answer; nothing is signed after a throw. */
+export function enforceDecision(decision: SignatureDecision): void {
+  switch (decision.effect) {
+    case 'allow':
+      return;
+    case 'deny':
+      throw new ServiceError('POLICY_DENIED', 403, 'a signing policy denied this request; nothing was signed', {
+        details: {
+          deniedBy: [{ reason: decision.reason }],
+          ...(decision.policyId ? { policyId: decision.policyId } : {}),
+          ...(decision.ruleId ? { ruleId: decision.ruleId } : {}),
+        },
+      });
+    case 'review':
+      throw new ServiceError(
+        'POLICY_REVIEW_REQUIRED',
+        403,
+        'this request needs an approval before it can be signed; nothing was signed',
+        { details: decision.details },
+      );
+  }
+}

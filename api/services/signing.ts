@@ -1,0 +1,440 @@
+/**
+ * The signing routes' use cases. For every request: find the wallet in the caller's project, refuse it when
+ * it cannot sign over REST (claimed, pre-generated without its user share, not ready, wrong type for the
+ * operation), pass the one policy decision point, compute what is to be signed for the wallet's stored type
+ * (chains/), have the enclave sign it (the enclave combines the shares and verifies its own signature), and
+ * encode the result in the chain's format. Transaction signatures queue `transaction.signed` in the outbox
+ * before the answer leaves.
+ */
+import { ChainInputError } from '../../chains/chain-input-error.ts';
+import { encodeCosmosSignature } from '../../chains/cosmos/encode-cosmos-signature.ts';
+import { hashCosmosMessage } from '../../chains/cosmos/hash-cosmos-message.ts';
+import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
+import { hashEvmMessage } from '../../chains/evm/hash-evm-message.ts';
+import { hashEvmTypedData } from '../../chains/evm/hash-evm-typed-data.ts';
+import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
+import { type EvmTransactionInput, prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
+import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
+import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
+import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
+import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
+import { attachStellarSignature } from '../../chains/stellar/attach-stellar-signature.ts';
+import { prepareStellarTransaction } from '../../chains/stellar/prepare-stellar-transaction.ts';
+import { encodeSuiSignature } from '../../chains/sui/encode-sui-signature.ts';
+import { hashSuiPersonalMessage } from '../../chains/sui/hash-sui-personal-message.ts';
+import { prepareSuiTransaction } from '../../chains/sui/prepare-sui-transaction.ts';
+import type { WalletType } from '../../chains/wallet-types.ts';
+import type { EnclaveClient } from '../../enclave/client.ts';
+import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
+import type { Store } from '../../store/index.ts';
+import type { WalletRow } from '../../store/wallets-repo.ts';
+import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
+import type { Principal } from '../plugins/auth.ts';
+import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
+
+const ALL_TYPES: readonly WalletType[] = ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'];
+
+/** The spec's support matrix of the signing routes. */
+const SUPPORTED: Readonly<Record<SignatureOperation, ReadonlySet<WalletType>>> = {
+  'sign-message': new Set(ALL_TYPES),
+  'sign-raw': new Set(ALL_TYPES),
+  'sign-transaction': new Set(['EVM', 'SOLANA', 'STELLAR', 'SUI']),
+  'sign-typed-data': new Set(['EVM']),
+  'sign-authorization': new Set(['EVM']),
+};
+
+export interface SignTransactionRequest {
+  transaction: unknown;
+  broadcast?: boolean;
+  network?: 'SOLANA' | 'SOLANA_DEVNET';
+  networkPassphrase?: string;
+}
+
+export interface SignedTransactionResult {
+  signedTransaction?: string;
+  signature?: string;
+  transaction?: string;
+}
+
+export interface SignedAuthorization {
+  address: string;
+  chainId: number;
+  nonce: number;
+  r: string;
+  s: string;
+  yParity: 0 | 1;
+  signature: string;
+}
+
+const utf8 = new TextEncoder();
+const HEX_BODY = /^[0-9a-fA-F]*$/;
+
+/**
+ * What a chain function refused, as a 400 naming the field under `prefix`. Only for preparing partner input:
+ * a ChainInputError from assembling a result means the enclave answered something wrong, a 500.
+ */
+function chainInput<T>(prefix: string, run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof ChainInputError) {
+      throw invalidRequest(err.message, { field: err.field ? `${prefix}.${err.field}` : prefix });
+    }
+    throw err;
+  }
+}
+
+/** The UTF-8 bytes of a message, refusing text that cannot round-trip (lone surrogates) or is too long. */
+function messageBytes(message: string, field: string): Uint8Array {
+  if (!message.isWellFormed()) {
+    throw invalidRequest(`${field} must be well-formed Unicode text (it holds a lone surrogate)`, { field });
+  }
+  const bytes = utf8.encode(message);
+  if (bytes.length > MAX_SIGN_MESSAGE_BYTES) {
+    throw invalidRequest(`${field} is ${bytes.length} bytes in UTF-8; at most ${MAX_SIGN_MESSAGE_BYTES} are signed`, {
+      field,
+    });
+  }
+  return bytes;
+}
+
+/** Hex with or without 0x, even length, at least one byte. */
+function rawBytes(data: string): Uint8Array {
+  const body = data.startsWith('0x') || data.startsWith('0X') ? data.slice(2) : data;
+  if (body.length === 0) throw invalidRequest('body.data must hold at least one byte of hex', { field: 'body.data' });
+  if (body.length % 2 !== 0) {
+    throw invalidRequest('body.data must be an even number of hex characters (whole bytes)', { field: 'body.data' });
+  }
+  if (!HEX_BODY.test(body)) {
+    throw invalidRequest('body.data must contain only hex characters (0-9, a-f), optionally after 0x', {
+      field: 'body.data',
+    });
+  }
+  return Buffer.from(body, 'hex');
+}
+
+function fromHex(hex: string): Uint8Array {
+  return Buffer.from(hex, 'hex');
+}
+
+/** Signing use cases behind `/v1/wallets/{walletId}/sign-*`. */
+export function createSigningService(deps: {
+  store: Pick<Store, 'wallets' | 'outbox' | 'writer'>;
+  enclave: Pick<EnclaveClient, 'sign'>;
+  policy: SignaturePolicy;
+  now?: () => number;
+}) {
+  const { store, enclave, policy } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** The wallet if this operation may sign with it over REST; otherwise the answer explaining why not. */
+  function signableWallet(projectId: string, walletId: string, operation: SignatureOperation): WalletRow {
+    const wallet = store.wallets.get(projectId, walletId);
+    if (!wallet) throw walletNotFound();
+    if (wallet.claimedAt) {
+      throw new ServiceError(
+        'WALLET_CLAIMED',
+        403,
+        'the wallet has been claimed by its user: REST signing is refused, sign through a user session',
+        { details: { walletId } },
+      );
+    }
+    if (wallet.status !== 'ready' || !wallet.publicKey) {
+      throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly', {
+        details: { walletId },
+      });
+    }
+    if (wallet.custody === 'pregen' && !wallet.shareMigratedAt) {
+      throw new ServiceError(
+        'WALLET_SHARE_NOT_MIGRATED',
+        403,
+        "this pre-generated wallet's user share is not in the service: migrate it with POST /v1/wallets/{walletId}/migrate-share before signing over REST",
+        { details: { walletId } },
+      );
+    }
+    if (!SUPPORTED[operation].has(wallet.type)) {
+      throw new ServiceError('UNSUPPORTED_OPERATION', 400, unsupportedMessage(operation, wallet.type), {
+        details: { walletId, walletType: wallet.type },
+      });
+    }
+    return wallet;
+  }
+
+  async function authorize(
+    principal: Principal,
+    wallet: WalletRow,
+    operation: SignatureOperation,
+    chainId: string | null = null,
+  ): Promise<void> {
+    const rawSignature = isRawSignature(operation, wallet.type);
+    enforceDecision(await policy.decide({ principal, wallet, operation, rawSignature, chainId }));
+  }
+
+  async function signSecp256k1(wallet: WalletRow, digest: Uint8Array): Promise<Secp256k1Signature> {
+    const { signature, recovery } = await enclaveSign(wallet, digest);
+    if (recovery !== 0 && recovery !== 1)
+      throw new Error('the enclave answered a secp256k1 signature without recovery');
+    return { rs: fromHex(signature), recovery };
+  }
+
+  async function signEd25519(wallet: WalletRow, message: Uint8Array): Promise<Ed25519Signature> {
+    return fromHex((await enclaveSign(wallet, message)).signature);
+  }
+
+  async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
+    try {
+      return await enclave.sign({
+        walletId: wallet.id,
+        scheme: wallet.scheme,
+        message: Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('base64'),
+      });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SHARE_MISSING') {
+        throw new ServiceError(
+          'WALLET_SHARE_NOT_MIGRATED',
+          403,
+          "the wallet's user share is not in the service: migrate it before signing over REST",
+          { details: { walletId: wallet.id } },
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** Queues `transaction.signed` and waits until it is on disk. */
+  async function recordTransactionSigned(principal: Principal, wallet: WalletRow, chainId: string | null) {
+    const signedAt = new Date(now()).toISOString();
+    await store.writer.write(() =>
+      store.outbox.append({
+        projectId: wallet.projectId,
+        apiKeyId: principal.keyId,
+        type: 'transaction.signed',
+        createdAt: signedAt,
+        data: {
+          userId: wallet.userIdentifier,
+          walletId: wallet.id,
+          walletAddress: wallet.address,
+          chainId,
+          signedAt,
+        },
+      }),
+    );
+  }
+
+  return {
+    /** `sign-message`: the wallet's type decides the format (spec: message signing by type). */
+    async signMessage(principal: Principal, walletId: string, message: string): Promise<{ signature: string }> {
+      const wallet = signableWallet(principal.projectId, walletId, 'sign-message');
+      const bytes = messageBytes(message, 'body.message');
+      await authorize(principal, wallet, 'sign-message');
+      switch (wallet.type) {
+        case 'EVM':
+          return { signature: encodeEvmSignature(await signSecp256k1(wallet, hashEvmMessage(message))) };
+        case 'COSMOS':
+          return { signature: encodeCosmosSignature(await signSecp256k1(wallet, hashCosmosMessage(message))) };
+        case 'SOLANA':
+        case 'STELLAR':
+          return { signature: Buffer.from(await signEd25519(wallet, bytes)).toString('hex') };
+        case 'SUI': {
+          const signature = await signEd25519(wallet, hashSuiPersonalMessage(message));
+          return { signature: encodeSuiSignature(signature, fromHex(wallet.publicKey!)) };
+        }
+      }
+    },
+
+    /**
+     * `sign-raw`: exactly the given bytes, no prefix and no hashing. A secp256k1 (DKLS) wallet signs a 32-byte
+     * digest; an ed25519 wallet signs the bytes themselves.
+     */
+    async signRaw(
+      principal: Principal,
+      walletId: string,
+      body: { data: string; walletType?: WalletType },
+    ): Promise<{ signature: string }> {
+      const wallet = signableWallet(principal.projectId, walletId, 'sign-raw');
+      if (body.walletType !== undefined && body.walletType !== wallet.type) {
+        throw invalidRequest(`body.walletType is ${body.walletType} but the wallet is ${wallet.type}`, {
+          field: 'body.walletType',
+        });
+      }
+      const data = rawBytes(body.data);
+      if (wallet.scheme === 'DKLS' && data.length !== 32) {
+        throw invalidRequest(
+          `a ${wallet.type} (secp256k1) wallet signs a 32-byte digest and body.data is ${data.length} bytes: hash the payload first (Cosmos: the SHA-256 of the SignDoc bytes; EVM: the Keccak-256 hash)`,
+          { field: 'body.data' },
+        );
+      }
+      if (data.length > MAX_SIGN_MESSAGE_BYTES) {
+        throw invalidRequest(`body.data is ${data.length} bytes; at most ${MAX_SIGN_MESSAGE_BYTES} are signed`, {
+          field: 'body.data',
+        });
+      }
+      await authorize(principal, wallet, 'sign-raw');
+      switch (wallet.type) {
+        case 'EVM':
+          return { signature: encodeEvmSignature(await signSecp256k1(wallet, data)) };
+        case 'COSMOS':
+          return { signature: encodeCosmosSignature(await signSecp256k1(wallet, data)) };
+        default:
+          return { signature: Buffer.from(await signEd25519(wallet, data)).toString('hex') };
+      }
+    },
+
+    /** `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets; sign-only for now. */
+    async signTransaction(
+      principal: Principal,
+      walletId: string,
+      body: SignTransactionRequest,
+    ): Promise<SignedTransactionResult> {
+      const wallet = signableWallet(principal.projectId, walletId, 'sign-transaction');
+      checkTransactionFields(wallet.type, body);
+      switch (wallet.type) {
+        case 'EVM': {
+          const prepared = chainInput('body.transaction', () =>
+            prepareEvmTransaction(body.transaction as EvmTransactionInput),
+          );
+          const chainId = String(prepared.chainId);
+          await authorize(principal, wallet, 'sign-transaction', chainId);
+          const signature = await signSecp256k1(wallet, prepared.digest);
+          const signedTransaction = serializeSignedEvmTransaction(prepared, signature);
+          await recordTransactionSigned(principal, wallet, chainId);
+          return { signedTransaction };
+        }
+        case 'SOLANA': {
+          const prepared = chainInput('body', () =>
+            prepareSolanaTransaction(body.transaction as string, wallet.address!),
+          );
+          const chainId = body.network ?? null;
+          await authorize(principal, wallet, 'sign-transaction', chainId);
+          const signature = await signEd25519(wallet, prepared.messageBytes);
+          const signedTransaction = attachSolanaSignature(prepared, signature);
+          await recordTransactionSigned(principal, wallet, chainId);
+          return { signedTransaction };
+        }
+        case 'STELLAR': {
+          const passphrase = body.networkPassphrase as string;
+          const prepared = chainInput('body', () => prepareStellarTransaction(body.transaction as string, passphrase));
+          await authorize(principal, wallet, 'sign-transaction', passphrase);
+          const signature = await signEd25519(wallet, prepared.hash);
+          const signedTransaction = attachStellarSignature(prepared, fromHex(wallet.publicKey!), signature);
+          await recordTransactionSigned(principal, wallet, passphrase);
+          return { signedTransaction };
+        }
+        default: {
+          const prepared = chainInput('body', () => prepareSuiTransaction(body.transaction as string));
+          await authorize(principal, wallet, 'sign-transaction');
+          const signature = await signEd25519(wallet, prepared.digest);
+          await recordTransactionSigned(principal, wallet, null);
+          return {
+            signature: encodeSuiSignature(signature, fromHex(wallet.publicKey!)),
+            transaction: body.transaction as string,
+          };
+        }
+      }
+    },
+
+    /** `sign-typed-data`: EIP-712, with EIP712Domain derived from `domain`. */
+    async signTypedData(principal: Principal, walletId: string, typedData: unknown): Promise<{ signature: string }> {
+      const wallet = signableWallet(principal.projectId, walletId, 'sign-typed-data');
+      const digest = chainInput('body.typedData', () => hashEvmTypedData(typedData));
+      const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
+      await authorize(principal, wallet, 'sign-typed-data', chainId === undefined ? null : String(chainId));
+      return { signature: encodeEvmSignature(await signSecp256k1(wallet, digest)) };
+    },
+
+    /** `sign-authorization`: an EIP-7702 authorization tuple. */
+    async signAuthorization(
+      principal: Principal,
+      walletId: string,
+      authorization: { address?: string; contractAddress?: string; chainId: number; nonce: number },
+    ): Promise<SignedAuthorization> {
+      const wallet = signableWallet(principal.projectId, walletId, 'sign-authorization');
+      const prepared = chainInput('body.authorization', () => prepareEvmAuthorization(authorization));
+      await authorize(principal, wallet, 'sign-authorization', String(prepared.chainId));
+      const signature = await signSecp256k1(wallet, prepared.digest);
+      const rs = Buffer.from(signature.rs);
+      return {
+        address: prepared.address,
+        chainId: prepared.chainId,
+        nonce: prepared.nonce,
+        r: `0x${rs.subarray(0, 32).toString('hex')}`,
+        s: `0x${rs.subarray(32, 64).toString('hex')}`,
+        yParity: signature.recovery,
+        signature: encodeEvmSignature(signature),
+      };
+    },
+  };
+}
+
+export type SigningService = ReturnType<typeof createSigningService>;
+
+function unsupportedMessage(operation: SignatureOperation, type: WalletType): string {
+  if (operation === 'sign-transaction' && type === 'COSMOS') {
+    return 'COSMOS wallets do not use sign-transaction: sign the transaction with sign-raw (walletType COSMOS), sending the SHA-256 digest of the SignDoc bytes as hex';
+  }
+  const supported = [...SUPPORTED[operation]].join(', ');
+  return `${operation} is not available for ${type} wallets (supported: ${supported})`;
+}
+
+const EVM_TRANSACTION_FIELDS: ReadonlySet<string> = new Set([
+  'to',
+  'value',
+  'chainId',
+  'type',
+  'nonce',
+  'gasLimit',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'gasPrice',
+  'data',
+]);
+
+/** The request fields each type takes; a field another type uses is refused rather than ignored. */
+function checkTransactionFields(type: WalletType, body: SignTransactionRequest): void {
+  if (body.broadcast === true) {
+    throw new ServiceError(
+      'BROADCAST_NOT_SUPPORTED',
+      400,
+      type === 'EVM' || type === 'SOLANA'
+        ? 'broadcast: true is not available yet in this service version; omit it to sign only, then broadcast the signedTransaction yourself'
+        : `${type} transactions are sign-only: broadcast: true is not supported`,
+      { details: { field: 'body.broadcast' } },
+    );
+  }
+  if (type === 'EVM') {
+    if (typeof body.transaction !== 'object' || body.transaction === null || Array.isArray(body.transaction)) {
+      throw invalidRequest('body.transaction must be an EVM transaction object for an EVM wallet', {
+        field: 'body.transaction',
+      });
+    }
+    for (const key of Object.keys(body.transaction)) {
+      if (!EVM_TRANSACTION_FIELDS.has(key)) {
+        throw invalidRequest(
+          `body.transaction.${key} is not an EVM transaction field this route takes (${[...EVM_TRANSACTION_FIELDS].join(', ')})`,
+          { field: `body.transaction.${key}` },
+        );
+      }
+    }
+  } else if (typeof body.transaction !== 'string') {
+    throw invalidRequest(`body.transaction must be a base64 string for a ${type} wallet`, {
+      field: 'body.transaction',
+    });
+  }
+  if (body.network !== undefined && type !== 'SOLANA') {
+    throw invalidRequest(`body.network applies to SOLANA wallets only, not ${type}`, { field: 'body.network' });
+  }
+  if (type === 'STELLAR' && body.networkPassphrase === undefined) {
+    throw invalidRequest(
+      'body.networkPassphrase is required for STELLAR: the exact passphrase the transaction was built for',
+      {
+        field: 'body.networkPassphrase',
+      },
+    );
+  }
+  // SUI ignores networkPassphrase (spec); EVM and SOLANA have no use for it.
+  if (body.networkPassphrase !== undefined && (type === 'EVM' || type === 'SOLANA')) {
+    throw invalidRequest(`body.networkPassphrase applies to STELLAR (ignored for SUI), not ${type}`, {
+      field: 'body.networkPassphrase',
+    });
+  }
+}
