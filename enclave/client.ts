@@ -199,11 +199,12 @@ export function createEnclaveClient({
         reject,
         timer: setTimeout(onTimeout, requestTimeoutMs, id),
       });
-      // Requests issued in one tick leave in one write(v) call.
+      // Requests issued during one turn of the event loop (every HTTP request parsed in one poll phase) leave
+      // in one writev: measured, a write syscall here costs as much as the rest of a small request.
       if (!corked) {
         corked = true;
         connected.cork();
-        process.nextTick(uncork);
+        setImmediate(uncork);
       }
       connected.write(frame);
     });

@@ -75,11 +75,11 @@ function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () 
     } catch {
       frame = encodeFrame({ id: reply.id, ok: false, error: { code: 'INTERNAL', message: 'internal enclave error' } });
     }
-    // Replies written in one tick leave in one write(v) call.
+    // Replies written during one turn of the event loop leave in one writev call (see client.ts).
     if (!corked) {
       corked = true;
       socket.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     socket.write(frame);
   }

@@ -16,7 +16,7 @@ export function createStore(file: string) {
     writer,
     projects: createProjectsRepo(db),
     apiKeys: createApiKeysRepo(db),
-    wallets: createWalletsRepo(db),
+    wallets: createWalletsRepo(db, sqlite),
     snapshots: createSnapshotsRepo(db),
     outbox: createOutboxRepo(db),
     /** Readiness probe: the database answers a query. */
