@@ -134,6 +134,19 @@ describe('npm start: the supervisor on an empty data directory', () => {
     const lifted = await cli('set-ip-allowlist', project.id);
     assert.deepEqual(lifted.cidrs, []);
     assert.equal((await wallets(rotated.secretKey)).status, 200);
+    const pregen = await cli('pregenerate-wallet', project.id, '--type', 'SOLANA', '--user-identifier', 'cli-user');
+    assert.equal(pregen.wallet.type, 'SOLANA');
+    assert.match(pregen.userShare, /^[A-Za-z0-9+/=-]+$/);
+    const signMessage = () =>
+      fetch(`${url}/v1/wallets/${pregen.wallet.id}/sign-message`, {
+        method: 'POST',
+        headers: { 'x-api-key': rotated.secretKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'm' }),
+      });
+    assert.equal(((await (await signMessage()).json()) as { code: string }).code, 'WALLET_SHARE_NOT_MIGRATED');
+    const claimed = await cli('claim-wallet', pregen.wallet.id, '--user-id', 'user-42');
+    assert.equal(claimed.userId, 'user-42');
+    assert.equal(((await (await signMessage()).json()) as { code: string }).code, 'WALLET_CLAIMED');
     await cli('delete-project', project.id);
     assert.equal((await wallets(rotated.secretKey)).status, 403);
     // A refused verb exits non-zero and says why, with the service's code.
