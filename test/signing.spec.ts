@@ -33,6 +33,7 @@ import {
 } from 'viem';
 import { recoverAuthorizationAddress } from 'viem/utils';
 import type { SignaturePolicy, SignatureRequest } from '../api/services/signature-policy.ts';
+import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 let svc: TestService;
@@ -84,32 +85,6 @@ function outboxEvents(type: string): Array<Record<string, unknown>> {
     db.close();
   }
 }
-
-const MAIL = {
-  domain: {
-    name: 'Ether Mail',
-    version: '1',
-    chainId: 1,
-    verifyingContract: '0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC',
-  },
-  types: {
-    Person: [
-      { name: 'name', type: 'string' },
-      { name: 'wallet', type: 'address' },
-    ],
-    Mail: [
-      { name: 'from', type: 'Person' },
-      { name: 'to', type: 'Person' },
-      { name: 'contents', type: 'string' },
-    ],
-  },
-  primaryType: 'Mail',
-  message: {
-    from: { name: 'Cow', wallet: '0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826' },
-    to: { name: 'Bob', wallet: '0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB' },
-    contents: 'Hello, Bob!',
-  },
-} as const;
 
 const EVM_TX_2 = {
   to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',

@@ -376,19 +376,6 @@ function unsupportedMessage(operation: SignatureOperation, type: WalletType): st
   return `${operation} is not available for ${type} wallets (supported: ${supported})`;
 }
 
-const EVM_TRANSACTION_FIELDS: ReadonlySet<string> = new Set([
-  'to',
-  'value',
-  'chainId',
-  'type',
-  'nonce',
-  'gasLimit',
-  'maxFeePerGas',
-  'maxPriorityFeePerGas',
-  'gasPrice',
-  'data',
-]);
-
 /** The request fields each type takes; a field another type uses is refused rather than ignored. */
 function checkTransactionFields(type: WalletType, body: SignTransactionRequest): void {
   if (body.broadcast === true) {
@@ -406,14 +393,6 @@ function checkTransactionFields(type: WalletType, body: SignTransactionRequest):
       throw invalidRequest('body.transaction must be an EVM transaction object for an EVM wallet', {
         field: 'body.transaction',
       });
-    }
-    for (const key of Object.keys(body.transaction)) {
-      if (!EVM_TRANSACTION_FIELDS.has(key)) {
-        throw invalidRequest(
-          `body.transaction.${key} is not an EVM transaction field this route takes (${[...EVM_TRANSACTION_FIELDS].join(', ')})`,
-          { field: `body.transaction.${key}` },
-        );
-      }
     }
   } else if (typeof body.transaction !== 'string') {
     throw invalidRequest(`body.transaction must be a base64 string for a ${type} wallet`, {

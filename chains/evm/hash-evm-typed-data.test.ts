@@ -4,6 +4,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { verifyTypedData } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { EIP712_MAIL as MAIL } from '../../fixtures/eip712-mail.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import type { Secp256k1Signature } from '../signing-types.ts';
 import { encodeEvmSignature } from './encode-evm-signature.ts';
@@ -19,33 +20,6 @@ function signDigest(digest: Uint8Array): Secp256k1Signature {
   const recovered = secp256k1.sign(digest, hexToBytes(PRIVATE_KEY.slice(2)), { prehash: false, format: 'recovered' });
   return { rs: recovered.slice(1), recovery: recovered[0] as 0 | 1 };
 }
-
-// The example of EIP-712 itself, whose digest the EIP publishes.
-const MAIL = {
-  domain: {
-    name: 'Ether Mail',
-    version: '1',
-    chainId: 1,
-    verifyingContract: '0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC',
-  },
-  types: {
-    Person: [
-      { name: 'name', type: 'string' },
-      { name: 'wallet', type: 'address' },
-    ],
-    Mail: [
-      { name: 'from', type: 'Person' },
-      { name: 'to', type: 'Person' },
-      { name: 'contents', type: 'string' },
-    ],
-  },
-  primaryType: 'Mail',
-  message: {
-    from: { name: 'Cow', wallet: '0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826' },
-    to: { name: 'Bob', wallet: '0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB' },
-    contents: 'Hello, Bob!',
-  },
-};
 
 // An EIP-2612 permit as a partner sends it over JSON: big amounts as strings, chainId as a string.
 const PERMIT_JSON = {

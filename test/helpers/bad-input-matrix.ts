@@ -1,5 +1,6 @@
 import zlib from 'node:zlib';
 import { BODY_LIMIT } from '../../api/app.ts';
+import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { envelopeProblems, rawRequest } from './bad-input-http.ts';
 
 export const JSON_CT = 'application/json';
@@ -269,33 +270,6 @@ export const EVM_TRANSACTION = {
   maxPriorityFeePerGas: '1',
 } as const;
 
-/** The EIP-712 "Mail" example that `sign-typed-data` signs for any EVM wallet allowed to sign. */
-export const MAIL_TYPED_DATA = {
-  domain: {
-    name: 'Ether Mail',
-    version: '1',
-    chainId: 1,
-    verifyingContract: '0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC',
-  },
-  types: {
-    Person: [
-      { name: 'name', type: 'string' },
-      { name: 'wallet', type: 'address' },
-    ],
-    Mail: [
-      { name: 'from', type: 'Person' },
-      { name: 'to', type: 'Person' },
-      { name: 'contents', type: 'string' },
-    ],
-  },
-  primaryType: 'Mail',
-  message: {
-    from: { name: 'Cow', wallet: '0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826' },
-    to: { name: 'Bob', wallet: '0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB' },
-    contents: 'Hello, Bob!',
-  },
-};
-
 /** Path parameter values no route may act on, written as they go on the wire. */
 export const BAD_IDS: ReadonlyArray<{ name: string; segment: string }> = [
   { name: '10,000-character id', segment: 'a'.repeat(10_000) },
@@ -357,3 +331,6 @@ export async function runCases(
   }
   return failures;
 }
+
+/** The EIP-712 "Mail" example that `sign-typed-data` signs for any EVM wallet allowed to sign. */
+export const MAIL_TYPED_DATA = EIP712_MAIL;
