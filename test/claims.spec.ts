@@ -13,24 +13,11 @@ import {
   shareEntry,
   sharePlaintext,
 } from './helpers/migration-client.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { type Partner, startTestService, type TestService, type WalletBody } from './helpers/service.ts';
 
 // Claims (spec: "What the service does", Authentication rule 6, Events `wallet.pregen_claimed`): once a
 // wallet is claimed by its user, every REST signing route, share migration and PATCH refuse it with 403
 // WALLET_CLAIMED and nothing is signed; the claim queues one `wallet.pregen_claimed` event.
-
-type Partner = { projectId: string; keyId: string; secret: string };
-type WalletBody = {
-  id: string;
-  type: string;
-  scheme: string;
-  status: string;
-  address: string;
-  publicKey: string;
-  createdAt: string;
-  userIdentifier: string;
-  userIdentifierType: string;
-};
 
 let svc: TestService;
 let partner: Partner;

@@ -23,24 +23,12 @@ import {
   truncateData,
   uncompressedPoint,
 } from './helpers/migration-client.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { type Partner, startTestService, type TestService, type WalletBody } from './helpers/service.ts';
 
 // Share migration end to end: a pre-generated wallet's user share, handed to the partner once by the operator
 // route, is encrypted by a client written from the spec alone and brought into the enclave; the wallet then
 // signs over REST under the address it always had.
 
-type Partner = { projectId: string; keyId: string; secret: string };
-type WalletBody = {
-  id: string;
-  type: string;
-  scheme: string;
-  status: string;
-  address: string;
-  publicKey: string;
-  createdAt: string;
-  userIdentifier: string;
-  userIdentifierType: string;
-};
 type Pregen = { wallet: WalletBody; userShare: string };
 
 let svc: TestService;

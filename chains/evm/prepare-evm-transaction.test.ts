@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { keccak256, serializeTransaction } from 'viem';
+import { EIP155_EXAMPLE } from '../../fixtures/eip155-example.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { type EvmTransactionInput, prepareEvmTransaction } from './prepare-evm-transaction.ts';
 
@@ -44,15 +45,7 @@ function throwsInput(input: unknown, field: string | undefined, message?: RegExp
 describe('prepareEvmTransaction', () => {
   it('computes the EIP-155 example signing hash (legacy, chain 1)', () => {
     // EIP-155 "Example": nonce 9, gas price 20 gwei, gas 21000, to 0x3535…35, 1 ether, no data.
-    const prepared = prepareEvmTransaction({
-      type: 0,
-      chainId: 1,
-      nonce: 9,
-      gasPrice: '20000000000',
-      gasLimit: '21000',
-      to: '0x3535353535353535353535353535353535353535',
-      value: '1000000000000000000',
-    });
+    const prepared = prepareEvmTransaction(EIP155_EXAMPLE);
     assert.equal(bytesToHex(prepared.digest), 'daf5a779ae972f972197303d7b574746c7ef83eadac0f2791ad23db92e4c8e53');
     assert.equal(prepared.chainId, 1);
   });

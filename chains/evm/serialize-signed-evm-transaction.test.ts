@@ -9,6 +9,7 @@ import {
   type TransactionSerialized,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { EIP155_EXAMPLE } from '../../fixtures/eip155-example.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import type { Secp256k1Signature } from '../signing-types.ts';
 import {
@@ -124,15 +125,7 @@ describe('serializeSignedEvmTransaction', () => {
   });
 
   it('reproduces the EIP-155 example signed transaction from its r and s', () => {
-    const prepared = prepareEvmTransaction({
-      type: 0,
-      chainId: 1,
-      nonce: 9,
-      gasPrice: '20000000000',
-      gasLimit: '21000',
-      to: '0x3535353535353535353535353535353535353535',
-      value: '1000000000000000000',
-    });
+    const prepared = prepareEvmTransaction(EIP155_EXAMPLE);
     const rs = hexToBytes(
       '28ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276' +
         '67cbe9d8997f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83',

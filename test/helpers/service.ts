@@ -48,6 +48,22 @@ export async function stopProcess(proc: ChildProcess | undefined, signal: NodeJS
   });
 }
 
+/** A project and its API key, as `newPartner()` answers. */
+export type Partner = { projectId: string; keyId: string; secret: string };
+
+/** A wallet as the API answers it. */
+export type WalletBody = {
+  id: string;
+  type: string;
+  scheme: string;
+  status: string;
+  address: string;
+  publicKey: string;
+  createdAt: string;
+  userIdentifier: string;
+  userIdentifierType: string;
+};
+
 export interface TestService {
   dataDir: string;
   url: string;
