@@ -2,15 +2,11 @@
  * The 2-of-2 XOR split of a wallet key and what is derived from a combined key, for crypto workers only: every
  * function here either handles plaintext key material (which the caller wipes) or produces public data.
  */
-import { createPrivateKey, createPublicKey } from 'node:crypto';
-import * as ecc from 'tiny-secp256k1';
 import { type SealedBlob, shareContext, unseal } from './envelope.ts';
+import { secp256k1, sodium } from './native-crypto.ts';
 import type { Scheme, UserShareSegment } from './protocol.ts';
 
 export const SECRET_BYTES = 32;
-
-/** PKCS#8 prefix of an Ed25519 private key (RFC 8410 §7): the 32-byte seed follows it. */
-export const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** `a XOR b` in a new array (the caller wipes it). */
 export function xor(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -47,21 +43,19 @@ export function openSecret(
 /**
  * The public key of a secret, in the format the enclave stores (secp256k1 uncompressed, 65 bytes; Ed25519 raw,
  * 32 bytes), or undefined when the bytes are not a valid secret of the scheme (a secp256k1 scalar of 0 or ≥ n).
- * The Ed25519 path goes through PKCS#8 (~330 µs): it is for migration, not for the signing hot path.
  */
 export function derivePublicKey(scheme: Scheme, secret: Uint8Array): Uint8Array | undefined {
-  if (scheme === 'DKLS') {
-    if (!ecc.isPrivate(secret)) return undefined;
-    return ecc.pointFromScalar(secret, false) ?? undefined;
-  }
   if (secret.length !== SECRET_BYTES) return undefined;
-  const der = Buffer.concat([ED25519_PKCS8_PREFIX, secret]);
+  if (scheme === 'DKLS') {
+    return secp256k1.privateKeyVerify(secret) ? secp256k1.publicKeyCreate(secret, false) : undefined;
+  }
+  const publicKey = Buffer.alloc(32);
+  const secretKey = Buffer.alloc(64);
   try {
-    const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-    const x = createPublicKey(privateKey).export({ format: 'jwk' }).x;
-    return Buffer.from(x ?? '', 'base64url');
+    sodium.crypto_sign_seed_keypair(publicKey, secretKey, Buffer.from(secret.buffer, secret.byteOffset, secret.length));
+    return new Uint8Array(publicKey.buffer, publicKey.byteOffset, publicKey.length);
   } finally {
-    der.fill(0);
+    sodium.sodium_memzero(secretKey);
   }
 }
 

@@ -3,12 +3,10 @@
  * signature, the signature is verified against the stored public key, and every plaintext buffer is wiped before
  * the result leaves. A signature that fails its own verification is never returned: that throws (INTERNAL).
  *
- * secp256k1 runs on tiny-secp256k1 (libsecp256k1 compiled to WASM: ~96 µs per signature, ~3.7x faster than
- * noble; it zeroes its WASM input buffers after each call). Ed25519 runs on node:crypto (OpenSSL).
+ * secp256k1 runs on native libsecp256k1, Ed25519 on libsodium (native-crypto.ts has the measured reasons).
  */
-import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import * as ecc from 'tiny-secp256k1';
 import { unpackSealed } from './envelope.ts';
+import { secp256k1, sodium } from './native-crypto.ts';
 import type { EnclaveOps, Scheme } from './protocol.ts';
 import { openSecret } from './shares.ts';
 
@@ -51,10 +49,9 @@ export function verifySecp256k1(
   if (digest.length !== 32 || signature.length !== 64 || (recovery !== 0 && recovery !== 1)) return false;
   if (Buffer.compare(signature.subarray(32), SECP256K1_HALF_N) > 0) return false;
   try {
-    const recovered = ecc.recover(digest, signature, recovery, false);
-    return recovered !== null && equalBytes(recovered, publicKey);
+    return equalBytes(secp256k1.ecdsaRecover(signature, recovery, digest, false), publicKey);
   } catch {
-    // tiny-secp256k1 throws on r or s outside 1..n-1.
+    // The binding throws on r or s outside 1..n-1 and on a signature that recovers no point.
     return false;
   }
 }
@@ -69,7 +66,7 @@ export function signSecp256k1(
   publicKey: Uint8Array,
 ): { signature: Uint8Array; recovery: 0 | 1 } {
   if (digest.length !== 32) throw new Error('a secp256k1 digest is 32 bytes');
-  const { signature, recoveryId } = ecc.signRecoverable(digest, secret);
+  const { signature, recid: recoveryId } = secp256k1.ecdsaSign(digest, secret);
   // Ids 2 and 3 (r ≥ n - h) occur with probability ~2^-127 and cannot be expressed as yParity: refuse them.
   if ((recoveryId !== 0 && recoveryId !== 1) || !verifySecp256k1(digest, signature, recoveryId, publicKey)) {
     throw new SignatureCheckError('secp256k1 signature does not verify against the stored public key');
@@ -77,58 +74,47 @@ export function signSecp256k1(
   return { signature, recovery: recoveryId };
 }
 
-/** Public key objects by base64url key, per worker thread: public data, kept to skip the ~8 µs JWK import. */
-const ed25519PublicKeys = new Map<string, KeyObject>();
-const MAX_CACHED_PUBLIC_KEYS = 4096;
+const ED25519_SIGNATURE_BYTES = 64;
+const ED25519_PUBLIC_KEY_BYTES = 32;
 
-/** The node:crypto public key object of a raw 32-byte Ed25519 public key. */
-function ed25519PublicKey(publicKey: Uint8Array): KeyObject {
-  const x = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.length).toString('base64url');
-  let key = ed25519PublicKeys.get(x);
-  if (!key) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-    if (ed25519PublicKeys.size >= MAX_CACHED_PUBLIC_KEYS) {
-      ed25519PublicKeys.delete(ed25519PublicKeys.keys().next().value!);
-    }
-    ed25519PublicKeys.set(x, key);
-  }
-  return key;
+/** A Buffer view of `bytes` (sodium-native takes Buffers), sharing its memory. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
-/** True when `signature` is a valid pure Ed25519 (RFC 8032) signature of `message` under the raw `publicKey`. */
+/** True when `signature` is a valid Ed25519 (RFC 8032, libsodium's strict rules) signature of `message` under `publicKey`. */
 export function verifyEd25519(message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): boolean {
-  if (publicKey.length !== 32 || signature.length !== 64) return false;
-  try {
-    return edVerify(null, message, ed25519PublicKey(publicKey), signature);
-  } catch {
-    return false;
-  }
+  if (publicKey.length !== ED25519_PUBLIC_KEY_BYTES || signature.length !== ED25519_SIGNATURE_BYTES) return false;
+  return sodium.crypto_sign_verify_detached(asBuffer(signature), asBuffer(message), asBuffer(publicKey));
 }
 
 /**
  * Signs `message` with pure Ed25519 (RFC 8032 §5.1.6: no prehash, no context) from a 32-byte seed. Throws
  * SignatureCheckError unless the result verifies against the stored raw `publicKey`.
  *
- * The seed enters OpenSSL through a JWK (26 µs; PKCS#8 DER is ~330 µs), which means a base64url string of it
- * exists for a moment: JavaScript strings cannot be wiped, they are freed when collected.
+ * libsodium's secret key is seed ‖ public key; the stored public key fills the second half, so no point
+ * multiplication is spent deriving it. A seed that does not belong to that public key (a wrong share) gives a
+ * signature that fails the verification below and is never returned; the same holds for a tampered stored public
+ * key, which also keeps the "two public keys, one seed" nonce-reuse attack out of reach. The 64-byte buffer is
+ * wiped before this returns.
  */
 export function signEd25519(seed: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Uint8Array {
-  if (seed.length !== 32 || publicKey.length !== 32) throw new Error('Ed25519 seeds and public keys are 32 bytes');
-  const privateKey = createPrivateKey({
-    key: {
-      kty: 'OKP',
-      crv: 'Ed25519',
-      d: Buffer.from(seed.buffer, seed.byteOffset, seed.length).toString('base64url'),
-      // OpenSSL derives the public key from `d`; `x` is required by the JWK import but not trusted.
-      x: Buffer.from(publicKey).toString('base64url'),
-    },
-    format: 'jwk',
-  });
-  const signature = new Uint8Array(edSign(null, message, privateKey));
+  if (seed.length !== 32 || publicKey.length !== ED25519_PUBLIC_KEY_BYTES) {
+    throw new Error('Ed25519 seeds and public keys are 32 bytes');
+  }
+  const secretKey = Buffer.alloc(64);
+  const signature = Buffer.alloc(ED25519_SIGNATURE_BYTES);
+  try {
+    secretKey.set(seed, 0);
+    secretKey.set(publicKey, 32);
+    sodium.crypto_sign_detached(signature, asBuffer(message), secretKey);
+  } finally {
+    sodium.sodium_memzero(secretKey);
+  }
   if (!verifyEd25519(message, signature, publicKey)) {
     throw new SignatureCheckError('Ed25519 signature does not verify against the stored public key');
   }
-  return signature;
+  return new Uint8Array(signature.buffer, signature.byteOffset, signature.length);
 }
 
 /** Opens the item's shares, signs, verifies against the stored public key, wipes the secret. */

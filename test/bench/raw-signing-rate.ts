@@ -20,12 +20,11 @@ const { randomBytes } = require('node:crypto');
     const { secp256k1 } = await import('@noble/curves/secp256k1.js');
     sign = () => secp256k1.sign(digest, key, { prehash: false, format: 'recovered' });
   } else {
-    const ecc = require('tiny-secp256k1');
-    const pub = ecc.pointFromScalar(key, false);
+    // The enclave's own binding (enclave/native-crypto.ts): native libsecp256k1.
+    const secp = require('secp256k1/bindings');
     sign = workerData.primitive === 'libsecp256k1'
-      ? () => ecc.signRecoverable(digest, key)
-      : () => { const s = ecc.signRecoverable(digest, key); ecc.recover(digest, s.signature, s.recoveryId, false); };
-    void pub;
+      ? () => secp.ecdsaSign(digest, key)
+      : () => { const s = secp.ecdsaSign(digest, key); secp.ecdsaRecover(s.signature, s.recid, digest, false); };
   }
   for (let i = 0; i < 200; i++) sign();
   const until = Date.now() + workerData.ms;
