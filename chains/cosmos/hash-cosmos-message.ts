@@ -1,4 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js';
+import { createHash } from 'node:crypto';
 import { encodeUtf8 } from '../encode-utf8.ts';
 
 /**
@@ -7,5 +7,6 @@ import { encodeUtf8 } from '../encode-utf8.ts';
  * `ChainInputError` (field `message`) for a non-string or a string that is not valid Unicode.
  */
 export function hashCosmosMessage(message: string): Uint8Array {
-  return sha256(encodeUtf8(message, 'message'));
+  const digest = createHash('sha256').update(encodeUtf8(message, 'message')).digest();
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.length);
 }

@@ -39,6 +39,7 @@ describe('hashEvmMessage', () => {
     'héllo 😀 世界',
     '0xdeadbeef',
     'x'.repeat(10_000),
+    'é'.repeat(32 * 1024), // 64 KiB of UTF-8: the largest message the service signs
   ]) {
     it(`signs like viem signMessage and verifies: ${JSON.stringify(message.slice(0, 20))}`, async () => {
       const signature = encodeEvmSignature(signDigest(hashEvmMessage(message)));

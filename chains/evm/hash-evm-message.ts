@@ -1,5 +1,5 @@
-import { hashMessage } from 'viem';
 import { encodeUtf8 } from '../encode-utf8.ts';
+import { keccak256 } from '../keccak-256.ts';
 
 /**
  * The EIP-191 `personal_sign` digest of a UTF-8 text message:
@@ -7,6 +7,7 @@ import { encodeUtf8 } from '../encode-utf8.ts';
  * (field `message`) for a non-string or a string that is not valid Unicode.
  */
 export function hashEvmMessage(message: string): Uint8Array {
+  const bytes = encodeUtf8(message, 'message');
   // EIP-191 version 0x45 ('E'): the length is the byte length of the UTF-8 encoding, not the string length.
-  return hashMessage({ raw: encodeUtf8(message, 'message') }, 'bytes');
+  return keccak256(Buffer.from(`\x19Ethereum Signed Message:\n${bytes.length}`, 'latin1'), bytes);
 }

@@ -1,11 +1,12 @@
 import {
-  keccak256,
+  hexToBytes,
   serializeTransaction,
   type TransactionSerializable,
   type TransactionSerializableEIP1559,
   type TransactionSerializableLegacy,
 } from 'viem';
 import { ChainInputError } from '../chain-input-error.ts';
+import { keccak256 } from '../keccak-256.ts';
 import { describeError } from '../describe-error.ts';
 import { describeType } from '../describe-type.ts';
 import { isPlainObject } from '../is-plain-object.ts';
@@ -148,5 +149,5 @@ export function prepareEvmTransaction(input: EvmTransactionInput): PreparedEvmTr
   } catch (error) {
     throw new ChainInputError(`transaction cannot be serialized: ${describeError(error)}`);
   }
-  return { transaction, digest: keccak256(unsigned, 'bytes'), chainId };
+  return { transaction, digest: keccak256(hexToBytes(unsigned)), chainId };
 }

@@ -23,7 +23,7 @@ describe('hashSuiPersonalMessage', () => {
     );
   });
 
-  for (const message of ['hello sui', '', 'ünïcödé 🚀', 'x'.repeat(1000)]) {
+  for (const message of ['hello sui', '', 'ünïcödé 🚀', 'x'.repeat(1000), 'x'.repeat(64 * 1024)]) {
     it(`signs like signPersonalMessage and verifies for the wallet address: ${JSON.stringify(message.slice(0, 12))}`, async () => {
       const signature = encodeSuiSignature(ed25519.sign(hashSuiPersonalMessage(message), seed), publicKey);
       const expected = await keypair.signPersonalMessage(utf8(message));

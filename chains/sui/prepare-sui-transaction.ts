@@ -1,6 +1,6 @@
 import { bcs } from '@mysten/sui/bcs';
 import { messageWithIntent } from '@mysten/sui/cryptography';
-import { blake2b } from '@noble/hashes/blake2.js';
+import { blake2b256 } from '../blake2b-256.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { decodeBase64 } from '../decode-base64.ts';
 import { describeError } from '../describe-error.ts';
@@ -34,5 +34,5 @@ export function prepareSuiTransaction(base64: string): PreparedSuiTransaction {
     throw new ChainInputError('transaction has trailing bytes or a non-canonical BCS encoding', 'transaction');
   }
   // Sui intent signing: intent [0, 0, 0] (TransactionData, V0, Sui) ‖ bytes, hashed with BLAKE2b-256.
-  return { bytes, digest: blake2b(messageWithIntent('TransactionData', bytes), { dkLen: 32 }) };
+  return { bytes, digest: blake2b256(messageWithIntent('TransactionData', bytes)) };
 }

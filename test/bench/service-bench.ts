@@ -3,10 +3,14 @@
  * Prints figures; asserts nothing. Run: `npm run bench` (or `node --import tsx test/bench/service-bench.ts`).
  *
  *   BENCH_SECONDS      duration of each load phase (default 10)
- *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana (default all)
+ *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana,sign-mixed (default all)
  *
  * sign-evm also measures the raw in-process secp256k1 signing rate on every core (before the service
  * starts, so nothing else competes) and prints the HTTP rate as a share of it.
+ *
+ * sign-mixed measures the latency of small Solana sign-message requests alone, then while other wallets keep the
+ * service busy with slow work (64 KiB EVM messages, and wallet creations with their fsyncs): a request must not
+ * wait behind another wallet's work.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +24,7 @@ import { rawSigningRate } from './raw-signing-rate.ts';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
-const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana').split(',');
+const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
 
 async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
@@ -104,7 +108,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  if (!['create', 'get', 'sign-evm', 'sign-solana'].some((phase) => ONLY.includes(phase))) return;
+  if (!['create', 'get', 'sign-evm', 'sign-solana', 'sign-mixed'].some((phase) => ONLY.includes(phase))) return;
 
   const svc = await startService();
   try {
@@ -177,6 +181,62 @@ async function main(): Promise<void> {
           );
         }
       }
+    }
+    if (ONLY.includes('sign-mixed')) {
+      const light = await createWallets(svc.url, headers, 'SOLANA', 16);
+      const heavy = await createWallets(svc.url, headers, 'EVM', 16);
+      let l = 0;
+      let h = 0;
+      const lightLoad = () =>
+        autocannon({
+          url: svc.url,
+          connections: 8,
+          duration: SECONDS,
+          requests: [
+            {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ message: 'small message' }),
+              setupRequest: (req) => ({ ...req, path: `/v1/wallets/${light[l++ % light.length]}/sign-message` }),
+            },
+          ],
+        });
+      report('small Solana sign-message alone, 8 conns', await lightLoad());
+      const bigMessage = JSON.stringify({ message: 'x'.repeat(64 * 1024) });
+      const [underLoad, big, creates] = await Promise.all([
+        lightLoad(),
+        autocannon({
+          url: svc.url,
+          connections: 32,
+          duration: SECONDS,
+          requests: [
+            {
+              method: 'POST',
+              headers,
+              body: bigMessage,
+              setupRequest: (req) => ({ ...req, path: `/v1/wallets/${heavy[h++ % heavy.length]}/sign-message` }),
+            },
+          ],
+        }),
+        autocannon({
+          url: `${svc.url}/v1/wallets`,
+          connections: 16,
+          duration: SECONDS,
+          requests: [
+            {
+              method: 'POST',
+              headers,
+              setupRequest: (req) => ({
+                ...req,
+                body: JSON.stringify({ type: 'SUI', userIdentifier: `mixed-${n++}`, userIdentifierType: 'CUSTOM_ID' }),
+              }),
+            },
+          ],
+        }),
+      ]);
+      report('  the same, beside the two loads below', underLoad);
+      report('  64 KiB EVM sign-message, 32 conns', big);
+      report('  POST /v1/wallets (SUI), 16 conns', creates);
     }
   } finally {
     await stopService(svc);
