@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-const sodium: typeof import('sodium-native') = require('sodium-native');
+import { crypto_generichash } from 'sodium-native';
 
 /**
  * BLAKE2b with a 32-byte output (unkeyed), as Sui hashes intent messages, on libsodium's `crypto_generichash`:
@@ -9,6 +6,6 @@ const sodium: typeof import('sodium-native') = require('sodium-native');
  */
 export function blake2b256(data: Uint8Array): Uint8Array {
   const digest = Buffer.alloc(32);
-  sodium.crypto_generichash(digest, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  crypto_generichash(digest, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   return new Uint8Array(digest.buffer, digest.byteOffset, digest.length);
 }

@@ -19,4 +19,4 @@ const require = createRequire(import.meta.url);
 export const secp256k1: typeof import('secp256k1') = require('secp256k1/bindings');
 
 /** libsodium. */
-export const sodium: typeof import('sodium-native') = require('sodium-native');
+export * as sodium from 'sodium-native';

@@ -6,10 +6,10 @@ import {
   type TransactionSerializableLegacy,
 } from 'viem';
 import { ChainInputError } from '../chain-input-error.ts';
-import { keccak256 } from '../keccak-256.ts';
 import { describeError } from '../describe-error.ts';
 import { describeType } from '../describe-type.ts';
 import { isPlainObject } from '../is-plain-object.ts';
+import { keccak256 } from '../keccak-256.ts';
 import { parseEvmAddress } from './parse-evm-address.ts';
 import { parseEvmQuantity } from './parse-evm-quantity.ts';
 import { parseSafeInteger } from './parse-safe-integer.ts';

@@ -1,15 +1,17 @@
-import { StrKey, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { assertBytes } from '../assert-bytes.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { describeError } from '../describe-error.ts';
 import { isPlainObject } from '../is-plain-object.ts';
 import type { Ed25519Signature } from '../signing-types.ts';
+import { verifyEd25519 } from '../verify-ed25519.ts';
 import type { PreparedStellarTransaction } from './prepare-stellar-transaction.ts';
 
 /**
  * Adds the wallet's decorated signature (hint = last 4 bytes of `publicKey`, then the 64-byte signature of
- * `prepared.hash`) to a copy of the envelope and returns the envelope XDR as base64. The SDK verifies the
- * signature against the key and hash first, so a signature for another network or key is refused.
+ * `prepared.hash`) to a copy of the envelope and returns the envelope XDR as base64. The signature is verified
+ * against the key and the copy's hash first (libsodium: the SDK's own `addSignature` verifies in JavaScript,
+ * ~1.5 ms), so a signature for another network or key is refused.
  * `prepared` is not modified. Throws a `ChainInputError` for a malformed key, signature or prepared value, and
  * for a signature that does not verify.
  */
@@ -32,14 +34,14 @@ export function attachStellarSignature(
     throw new ChainInputError(`prepared must be the result of prepareStellarTransaction: ${describeError(error)}`);
   }
   const account = StrKey.encodeEd25519PublicKey(Buffer.from(publicKey));
-  try {
-    // Adds DecoratedSignature { hint: key[28..32], signature } after checking it verifies over copy.hash().
-    copy.addSignature(account, Buffer.from(sig).toString('base64'));
-  } catch (error) {
+  if (!verifyEd25519(copy.hash(), sig, publicKey)) {
     throw new ChainInputError(
-      `signature does not verify for ${account} over this transaction on this network: ${describeError(error)}`,
+      `signature does not verify for ${account} over this transaction on this network`,
       'signature',
     );
   }
+  // DecoratedSignature { hint: key[28..32], signature }, as addSignature appends it.
+  const hint = Keypair.fromPublicKey(account).signatureHint();
+  copy.addDecoratedSignature(new xdr.DecoratedSignature({ hint, signature: Buffer.from(sig) }));
   return copy.toXDR();
 }
