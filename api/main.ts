@@ -7,7 +7,7 @@ import { startApi } from './server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const api = await startApi(config);
+  const api = await startApi(config, { chainWorkersAtStart: 1 });
   await api.app.listen({ port: config.port, host: config.host });
   const addr = api.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;

@@ -8,6 +8,7 @@ import { createEnclaveClient } from '../enclave/client.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { buildApp } from './app.ts';
+import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
@@ -34,6 +35,8 @@ export async function startApi(
     enclaveConnectTimeoutMs?: number;
     /** The signature decision point; default: allow every signature (no policies exist yet). */
     signaturePolicy?: SignaturePolicy;
+    /** Chain pool worker threads started at once (api/main.ts starts one; tests start them on demand). */
+    chainWorkersAtStart?: number;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
@@ -61,13 +64,19 @@ export async function startApi(
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   const metrics = createMetrics();
+  const chainPool = createChainPool({ minThreads: opts.chainWorkersAtStart ?? 0 });
   const app = await buildApp({
     config,
     adminToken: token,
     authenticator,
     metrics,
     wallets: createWalletService({ store, host, userShares }),
-    signing: createSigningService({ store, enclave, policy: opts.signaturePolicy ?? allowAllSignatures }),
+    signing: createSigningService({
+      store,
+      enclave,
+      policy: opts.signaturePolicy ?? allowAllSignatures,
+      chainPool,
+    }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator }),
     ready: async () => {
@@ -93,6 +102,7 @@ export async function startApi(
     adminTokenSource: source,
     async close() {
       await app.close();
+      await chainPool.close();
       await host.stop();
       await enclave.close();
       store.close();

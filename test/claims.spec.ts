@@ -270,3 +270,50 @@ describe('POST /admin/v1/wallets/{walletId}/claim', () => {
     );
   });
 });
+
+describe('a claim that lands while a signature is being decided', () => {
+  test('refuses that signature too: 403 WALLET_CLAIMED, and the enclave is not asked', {
+    timeout: 60_000,
+  }, async () => {
+    let release: (() => void) | undefined;
+    let asked: (() => void) | undefined;
+    const policyAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    // A decision point that holds the first request until the test lets it go.
+    const held = await startTestService(
+      {},
+      {
+        api: {
+          signaturePolicy: {
+            decide: () =>
+              new Promise((resolve) => {
+                release = () => resolve({ effect: 'allow' });
+                asked!();
+              }),
+          },
+        },
+      },
+    );
+    try {
+      const owner = await held.newPartner();
+      const created = await held.v1(owner.secret, 'POST', '/wallets', {
+        type: 'EVM',
+        userIdentifier: uid('held'),
+        userIdentifierType: 'EMAIL',
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const signing = held.v1(owner.secret, 'POST', `/wallets/${created.body.id}/sign-message`, { message: 'hi' });
+      await policyAsked;
+      const claimed = await held.admin('POST', `/wallets/${created.body.id}/claim`);
+      assert.equal(claimed.status, 200, JSON.stringify(claimed.body));
+      release!();
+      const answer = await signing;
+      assert.equal(answer.status, 403, JSON.stringify(answer.body));
+      assert.equal(answer.body.code, 'WALLET_CLAIMED');
+      assert.equal(answer.body.signature, undefined);
+    } finally {
+      await held.stop();
+    }
+  });
+});

@@ -518,6 +518,61 @@ describe('sign-typed-data and sign-authorization (EVM only)', () => {
   });
 });
 
+describe("large inputs (their chain steps run on the API's worker pool)", () => {
+  test('EVM transaction with 40 KB of data, 64 KiB typed data, a 4 KB Sui transaction: all verify', async () => {
+    const evm = wallets.EVM!;
+    const data = `0x${'ab'.repeat(40_000)}` as const;
+    const t = await sign(evm.id, 'sign-transaction', { transaction: { ...EVM_TX_2, data } });
+    assert.equal(t.status, 200, JSON.stringify(t.body));
+    assert.equal(await recoverTransactionAddress({ serializedTransaction: t.body.signedTransaction }), evm.address);
+    assert.equal(parseTransaction(t.body.signedTransaction).data, data);
+
+    const mail = { ...MAIL, message: { ...MAIL.message, contents: 'x'.repeat(64 * 1024) } };
+    const m = await sign(evm.id, 'sign-typed-data', { typedData: mail });
+    assert.equal(m.status, 200, JSON.stringify(m.body));
+    assert.equal(
+      await verifyTypedData({ address: evm.address as `0x${string}`, ...mail, signature: `0x${m.body.signature}` }),
+      true,
+    );
+
+    const sui = wallets.SUI!;
+    const tx = new SuiTransaction();
+    tx.setSender(sui.address);
+    tx.setGasPrice(1000);
+    tx.setGasBudget(10_000_000);
+    tx.setGasPayment([{ objectId: `0x${'11'.repeat(32)}`, version: '1', digest: bs58.encode(randomBytes(32)) }]);
+    tx.splitCoins(
+      tx.gas,
+      Array.from({ length: 300 }, (_, i) => i + 1),
+    );
+    const bytes = await tx.build();
+    assert.ok(bytes.length > 2048);
+    const r = await sign(sui.id, 'sign-transaction', { transaction: Buffer.from(bytes).toString('base64') });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(
+      (await verifyTransactionSignature(bytes, r.body.signature, { address: sui.address })).toSuiAddress(),
+      sui.address,
+    );
+  });
+
+  test('a large body with a bad value deep inside is a 400 naming its field', async () => {
+    const evm = wallets.EVM!;
+    const mail = {
+      ...MAIL,
+      message: { ...MAIL.message, contents: 'x'.repeat(16 * 1024), to: { name: 'Bob', wallet: 'nope' } },
+    };
+    const r = await sign(evm.id, 'sign-typed-data', { typedData: mail });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'INVALID_REQUEST');
+    assert.equal(r.body.field, 'body.typedData.message.to.wallet');
+    const t = await sign(evm.id, 'sign-transaction', {
+      transaction: { ...EVM_TX_2, data: `0x${'ab'.repeat(8_000)}`, gasLimit: 'lots' },
+    });
+    assert.equal(t.status, 400, JSON.stringify(t.body));
+    assert.equal(t.body.field, 'body.transaction.gasLimit');
+  });
+});
+
 describe('wallets that cannot sign', () => {
   test('a missing or foreign wallet is the same 404', async () => {
     const other = await svc.newPartner();

@@ -11,10 +11,8 @@ import { encodeCosmosSignature } from '../../chains/cosmos/encode-cosmos-signatu
 import { hashCosmosMessage } from '../../chains/cosmos/hash-cosmos-message.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
 import { hashEvmMessage } from '../../chains/evm/hash-evm-message.ts';
-import { hashEvmTypedData } from '../../chains/evm/hash-evm-typed-data.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
-import { type EvmTransactionInput, prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
-import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
+import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transaction.ts';
 import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
 import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
 import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
@@ -22,12 +20,12 @@ import { attachStellarSignature } from '../../chains/stellar/attach-stellar-sign
 import { prepareStellarTransaction } from '../../chains/stellar/prepare-stellar-transaction.ts';
 import { encodeSuiSignature } from '../../chains/sui/encode-sui-signature.ts';
 import { hashSuiPersonalMessage } from '../../chains/sui/hash-sui-personal-message.ts';
-import { prepareSuiTransaction } from '../../chains/sui/prepare-sui-transaction.ts';
 import type { WalletType } from '../../chains/wallet-types.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
+import type { ChainPool } from '../chain-pool.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
@@ -77,11 +75,24 @@ function chainInput<T>(prefix: string, run: () => T): T {
   try {
     return run();
   } catch (err) {
-    if (err instanceof ChainInputError) {
-      throw invalidRequest(err.message, { field: err.field ? `${prefix}.${err.field}` : prefix });
-    }
-    throw err;
+    throw asInvalidRequest(prefix, err);
   }
+}
+
+/** `chainInput` for a step that may run on the chain pool. */
+async function chainInputAsync<T>(prefix: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw asInvalidRequest(prefix, err);
+  }
+}
+
+function asInvalidRequest(prefix: string, err: unknown): unknown {
+  if (err instanceof ChainInputError) {
+    return invalidRequest(err.message, { field: err.field ? `${prefix}.${err.field}` : prefix });
+  }
+  return err;
 }
 
 /** The UTF-8 bytes of a message, refusing text that cannot round-trip (lone surrogates) or is too long. */
@@ -122,13 +133,15 @@ export function createSigningService(deps: {
   store: Pick<Store, 'wallets' | 'outbox' | 'writer'>;
   enclave: Pick<EnclaveClient, 'sign'>;
   policy: SignaturePolicy;
+  /** Runs the steps whose cost grows with the input, on workers when the body is large. */
+  chainPool: Pick<ChainPool, 'run'>;
   now?: () => number;
 }) {
-  const { store, enclave, policy } = deps;
+  const { store, enclave, policy, chainPool } = deps;
   const now = deps.now ?? Date.now;
 
-  /** The wallet if this operation may sign with it over REST; otherwise the answer explaining why not. */
-  function signableWallet(projectId: string, walletId: string, operation: SignatureOperation): WalletRow {
+  /** The wallet if it may sign over REST now (whatever the operation); otherwise the answer explaining why not. */
+  function walletThatSigns(projectId: string, walletId: string): WalletRow {
     const wallet = store.wallets.get(projectId, walletId);
     if (!wallet) throw walletNotFound();
     if (wallet.claimedAt) {
@@ -152,6 +165,12 @@ export function createSigningService(deps: {
         { details: { walletId } },
       );
     }
+    return wallet;
+  }
+
+  /** The wallet if this operation may sign with it over REST; otherwise the answer explaining why not. */
+  function signableWallet(projectId: string, walletId: string, operation: SignatureOperation): WalletRow {
+    const wallet = walletThatSigns(projectId, walletId);
     if (!SUPPORTED[operation].has(wallet.type)) {
       throw new ServiceError('UNSUPPORTED_OPERATION', 400, unsupportedMessage(operation, wallet.type), {
         details: { walletId, walletType: wallet.type },
@@ -182,6 +201,9 @@ export function createSigningService(deps: {
   }
 
   async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
+    // Checked again right before the enclave: a claim committed while this request's input was prepared (on a
+    // worker, for a large one) or its policy decided refuses the signature too.
+    walletThatSigns(wallet.projectId, wallet.id);
     try {
       return await enclave.sign({
         walletId: wallet.id,
@@ -280,23 +302,31 @@ export function createSigningService(deps: {
       }
     },
 
-    /** `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets; sign-only for now. */
+    /**
+     * `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets; sign-only for now. `bodyBytes`: the request
+     * body's size (Infinity when unknown), which decides whether EVM and Sui steps run on the chain pool.
+     */
     async signTransaction(
       principal: Principal,
       walletId: string,
       body: SignTransactionRequest,
+      bodyBytes: number,
     ): Promise<SignedTransactionResult> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-transaction');
       checkTransactionFields(wallet.type, body);
       switch (wallet.type) {
         case 'EVM': {
-          const prepared = chainInput('body.transaction', () =>
-            prepareEvmTransaction(body.transaction as EvmTransactionInput),
+          const prepared = await chainInputAsync('body.transaction', () =>
+            chainPool.run('prepareEvmTransaction', [body.transaction as EvmTransactionInput], bodyBytes),
           );
           const chainId = String(prepared.chainId);
           await authorize(principal, wallet, 'sign-transaction', chainId);
           const signature = await signSecp256k1(wallet, prepared.digest);
-          const signedTransaction = serializeSignedEvmTransaction(prepared, signature);
+          const signedTransaction = await chainPool.run(
+            'serializeSignedEvmTransaction',
+            [prepared, signature],
+            bodyBytes,
+          );
           await recordTransactionSigned(principal, wallet, chainId);
           return { signedTransaction };
         }
@@ -321,7 +351,9 @@ export function createSigningService(deps: {
           return { signedTransaction };
         }
         default: {
-          const prepared = chainInput('body', () => prepareSuiTransaction(body.transaction as string));
+          const prepared = await chainInputAsync('body', () =>
+            chainPool.run('prepareSuiTransaction', [body.transaction as string], bodyBytes),
+          );
           await authorize(principal, wallet, 'sign-transaction');
           const signature = await signEd25519(wallet, prepared.digest);
           await recordTransactionSigned(principal, wallet, null);
@@ -333,10 +365,17 @@ export function createSigningService(deps: {
       }
     },
 
-    /** `sign-typed-data`: EIP-712, with EIP712Domain derived from `domain`. */
-    async signTypedData(principal: Principal, walletId: string, typedData: unknown): Promise<{ signature: string }> {
+    /** `sign-typed-data`: EIP-712, with EIP712Domain derived from `domain`. `bodyBytes` as for signTransaction. */
+    async signTypedData(
+      principal: Principal,
+      walletId: string,
+      typedData: unknown,
+      bodyBytes: number,
+    ): Promise<{ signature: string }> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-typed-data');
-      const digest = chainInput('body.typedData', () => hashEvmTypedData(typedData));
+      const digest = await chainInputAsync('body.typedData', () =>
+        chainPool.run('hashEvmTypedData', [typedData], bodyBytes),
+      );
       const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
       await authorize(principal, wallet, 'sign-typed-data', chainId === undefined ? null : String(chainId));
       return { signature: encodeEvmSignature(await signSecp256k1(wallet, digest)) };

@@ -9,8 +9,8 @@
  * starts, so nothing else competes) and prints the HTTP rate as a share of it.
  *
  * sign-mixed measures the latency of small Solana sign-message requests alone, then while other wallets keep the
- * service busy with slow work (64 KiB EVM messages, and wallet creations with their fsyncs): a request must not
- * wait behind another wallet's work.
+ * service busy with slow work (64 KiB EVM messages, 256 KiB EIP-712 typed data, wallet creations with their
+ * fsyncs): a request must not wait behind another wallet's work.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,12 +18,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { createPartnerKey, freePort } from '../helpers/http.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
+/** Requests per second of the small requests in sign-mixed. */
+const LIGHT_RATE = 1000;
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
 
 async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
@@ -183,60 +186,64 @@ async function main(): Promise<void> {
       }
     }
     if (ONLY.includes('sign-mixed')) {
+      // Open loop (fixed request rates), so that the small requests' latency alone and beside the slow work compare.
       const light = await createWallets(svc.url, headers, 'SOLANA', 16);
       const heavy = await createWallets(svc.url, headers, 'EVM', 16);
       let l = 0;
       let h = 0;
-      const lightLoad = () =>
-        autocannon({
+      const load = (
+        rate: number,
+        connections: number,
+        route: (i: number) => string,
+        body: () => string,
+      ): Promise<autocannon.Result> => {
+        let i = 0;
+        return autocannon({
           url: svc.url,
-          connections: 8,
+          connections,
+          overallRate: rate,
           duration: SECONDS,
-          requests: [
-            {
-              method: 'POST',
-              headers,
-              body: JSON.stringify({ message: 'small message' }),
-              setupRequest: (req) => ({ ...req, path: `/v1/wallets/${light[l++ % light.length]}/sign-message` }),
-            },
-          ],
+          requests: [{ method: 'POST', headers, setupRequest: (req) => ({ ...req, path: route(i++), body: body() }) }],
         });
-      report('small Solana sign-message alone, 8 conns', await lightLoad());
+      };
+      const small = JSON.stringify({ message: 'small message' });
+      const lightLoad = () =>
+        load(
+          LIGHT_RATE,
+          16,
+          () => `/v1/wallets/${light[l++ % light.length]}/sign-message`,
+          () => small,
+        );
+      report(`small Solana sign-message alone, ${LIGHT_RATE}/s`, await lightLoad());
       const bigMessage = JSON.stringify({ message: 'x'.repeat(64 * 1024) });
-      const [underLoad, big, creates] = await Promise.all([
+      const bigTypedData = JSON.stringify({
+        typedData: { ...EIP712_MAIL, message: { ...EIP712_MAIL.message, contents: 'x'.repeat(256 * 1024) } },
+      });
+      const [underLoad, big, typed, creates] = await Promise.all([
         lightLoad(),
-        autocannon({
-          url: svc.url,
-          connections: 32,
-          duration: SECONDS,
-          requests: [
-            {
-              method: 'POST',
-              headers,
-              body: bigMessage,
-              setupRequest: (req) => ({ ...req, path: `/v1/wallets/${heavy[h++ % heavy.length]}/sign-message` }),
-            },
-          ],
-        }),
-        autocannon({
-          url: `${svc.url}/v1/wallets`,
-          connections: 16,
-          duration: SECONDS,
-          requests: [
-            {
-              method: 'POST',
-              headers,
-              setupRequest: (req) => ({
-                ...req,
-                body: JSON.stringify({ type: 'SUI', userIdentifier: `mixed-${n++}`, userIdentifierType: 'CUSTOM_ID' }),
-              }),
-            },
-          ],
-        }),
+        load(
+          200,
+          16,
+          () => `/v1/wallets/${heavy[h++ % heavy.length]}/sign-message`,
+          () => bigMessage,
+        ),
+        load(
+          10,
+          8,
+          () => `/v1/wallets/${heavy[h++ % heavy.length]}/sign-typed-data`,
+          () => bigTypedData,
+        ),
+        load(
+          200,
+          16,
+          () => '/v1/wallets',
+          () => JSON.stringify({ type: 'SUI', userIdentifier: `mixed-${n++}`, userIdentifierType: 'CUSTOM_ID' }),
+        ),
       ]);
-      report('  the same, beside the two loads below', underLoad);
-      report('  64 KiB EVM sign-message, 32 conns', big);
-      report('  POST /v1/wallets (SUI), 16 conns', creates);
+      report('  the same, beside the three loads below', underLoad);
+      report('  64 KiB EVM sign-message, 200/s', big);
+      report('  256 KiB EIP-712 sign-typed-data, 10/s', typed);
+      report('  POST /v1/wallets (SUI), 200/s', creates);
     }
   } finally {
     await stopService(svc);

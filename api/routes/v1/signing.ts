@@ -17,6 +17,12 @@ import type { SigningService } from '../../services/signing.ts';
 const SIGNING_ERRORS = errorResponses(400, 401, 403, 404, 429, 503);
 const common = { tags: ['signing'], security: [{ apiKey: [] }], params: WalletIdParams };
 
+/** The request body's size from Content-Length (which Fastify checks against the body), Infinity without one. */
+function bodyBytes(headers: { 'content-length'?: string }): number {
+  const length = Number(headers['content-length']);
+  return Number.isSafeInteger(length) && length >= 0 ? length : Number.POSITIVE_INFINITY;
+}
+
 /** `/v1/wallets/{walletId}/sign-*`: the wallet's stored type selects the signing format. */
 export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService }> = async (app, { signing }) => {
   app.post(
@@ -61,7 +67,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService 
         response: { 200: SignTransactionResult, ...SIGNING_ERRORS },
       },
     },
-    async (req) => signing.signTransaction(req.principal, req.params.walletId, req.body),
+    async (req) => signing.signTransaction(req.principal, req.params.walletId, req.body, bodyBytes(req.headers)),
   );
 
   app.post(
@@ -75,7 +81,8 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService 
         response: { 200: SignatureResult, ...SIGNING_ERRORS },
       },
     },
-    async (req) => signing.signTypedData(req.principal, req.params.walletId, req.body.typedData),
+    async (req) =>
+      signing.signTypedData(req.principal, req.params.walletId, req.body.typedData, bodyBytes(req.headers)),
   );
 
   app.post(

@@ -1,0 +1,88 @@
+/**
+ * Where the signing routes run chain steps whose cost grows with the input (chain-steps.ts): inline on the event
+ * loop when the request body is small (a typical permit, transfer or Sui transaction: tens to hundreds of µs, less
+ * than a hop to a worker), on a piscina pool of worker threads when it is large. A large payload then costs its
+ * own request time, not every other wallet's: the event loop keeps parsing, authenticating and answering other
+ * requests while a worker hashes it.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { ChainInputError } from '../chains/chain-input-error.ts';
+import {
+  type ChainStepName,
+  type ChainSteps,
+  type ChainTask,
+  type ChainTaskResult,
+  chainSteps,
+} from './chain-steps.ts';
+
+/** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
+const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/**
+ * Request bodies of at least this many bytes run their chain steps on a worker. At the costliest step measured
+ * (Sui BCS, ~0.17 ms per KiB) a body just below it holds the event loop for ~0.35 ms, about what parsing and
+ * validating a 100 KiB JSON body costs anyway.
+ */
+export const DEFAULT_INLINE_BELOW_BYTES = 2 * 1024;
+
+function inline<S extends ChainStepName>(step: S, args: Parameters<ChainSteps[S]>): ReturnType<ChainSteps[S]> {
+  return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
+}
+
+export function createChainPool(
+  options: {
+    threads?: number;
+    /** Worker threads started at once (the rest start with the first large inputs). Default 0. */
+    minThreads?: number;
+    inlineBelowBytes?: number;
+  } = {},
+) {
+  const threads = Math.max(1, options.threads ?? availableParallelism());
+  const inlineBelowBytes = options.inlineBelowBytes ?? DEFAULT_INLINE_BELOW_BYTES;
+  const pool = new Piscina({
+    filename: new URL(`./chain.worker${SOURCE_EXT}`, import.meta.url).href,
+    minThreads: Math.min(threads, Math.max(0, options.minThreads ?? 0)),
+    maxThreads: threads,
+    // Keep started workers: each one loads the chain libraries (viem, @mysten/sui) once.
+    idleTimeout: 10 * 60_000,
+    // As in the enclave's pools: plain message events, no Atomics hand-off (which stalled under load there).
+    atomics: 'disabled',
+  });
+
+  return {
+    /**
+     * Runs `step` on `args`: inline when `inputBytes` (the request body's size; Infinity when unknown) is below
+     * the threshold, else on a worker. Throws the step's ChainInputError either way.
+     */
+    async run<S extends ChainStepName>(
+      step: S,
+      args: Parameters<ChainSteps[S]>,
+      inputBytes: number,
+    ): Promise<ReturnType<ChainSteps[S]>> {
+      if (inputBytes < inlineBelowBytes) {
+        return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
+      }
+      const task: ChainTask<S> = { step, args };
+      let result: ChainTaskResult<S>;
+      try {
+        result = (await pool.run(task)) as ChainTaskResult<S>;
+      } catch (error) {
+        // Input the structured clone cannot carry (nesting deeper than its stack) runs inline: the step refuses
+        // such input early, as a ChainInputError, or fails exactly as it would have inline.
+        if (error instanceof RangeError || (error as { name?: unknown }).name === 'DataCloneError') {
+          return inline(step, args);
+        }
+        throw error;
+      }
+      if (!result.ok) throw new ChainInputError(result.message, result.field);
+      return result.value;
+    },
+    /** Stops the workers. */
+    async close(): Promise<void> {
+      await pool.destroy();
+    },
+  };
+}
+
+export type ChainPool = ReturnType<typeof createChainPool>;
