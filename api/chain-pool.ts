@@ -30,25 +30,23 @@ function inline<S extends ChainStepName>(step: S, args: Parameters<ChainSteps[S]
   return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
 }
 
-export function createChainPool(
-  options: {
-    threads?: number;
-    /** Worker threads started at once (the rest start with the first large inputs). Default 0. */
-    minThreads?: number;
-    inlineBelowBytes?: number;
-  } = {},
-) {
+export function createChainPool(options: { threads?: number; inlineBelowBytes?: number } = {}) {
   const threads = Math.max(1, options.threads ?? availableParallelism());
   const inlineBelowBytes = options.inlineBelowBytes ?? DEFAULT_INLINE_BELOW_BYTES;
-  const pool = new Piscina({
-    filename: new URL(`./chain.worker${SOURCE_EXT}`, import.meta.url).href,
-    minThreads: Math.min(threads, Math.max(0, options.minThreads ?? 0)),
-    maxThreads: threads,
-    // Keep started workers: each one loads the chain libraries (viem, @mysten/sui) once.
-    idleTimeout: 10 * 60_000,
-    // As in the enclave's pools: plain message events, no Atomics hand-off (which stalled under load there).
-    atomics: 'disabled',
-  });
+  // Created with the first large input (or by warm()): a process that never sees one starts no thread.
+  let pool: Piscina | undefined;
+  const started = (): Piscina => {
+    pool ??= new Piscina({
+      filename: new URL(`./chain.worker${SOURCE_EXT}`, import.meta.url).href,
+      minThreads: 1,
+      maxThreads: threads,
+      // Keep started workers: each one loads the chain libraries (viem, @mysten/sui) once (~0.3 s).
+      idleTimeout: 10 * 60_000,
+      // As in the enclave's pools: plain message events, no Atomics hand-off (which stalled under load there).
+      atomics: 'disabled',
+    });
+    return pool;
+  };
 
   return {
     /**
@@ -66,7 +64,7 @@ export function createChainPool(
       const task: ChainTask<S> = { step, args };
       let result: ChainTaskResult<S>;
       try {
-        result = (await pool.run(task)) as ChainTaskResult<S>;
+        result = (await started().run(task)) as ChainTaskResult<S>;
       } catch (error) {
         // Input the structured clone cannot carry (nesting deeper than its stack) runs inline: the step refuses
         // such input early, as a ChainInputError, or fails exactly as it would have inline.
@@ -78,9 +76,13 @@ export function createChainPool(
       if (!result.ok) throw new ChainInputError(result.message, result.field);
       return result.value;
     },
+    /** Starts the first worker now (in the background), so that the first large input does not wait for it. */
+    warm(): void {
+      started();
+    },
     /** Stops the workers. */
     async close(): Promise<void> {
-      await pool.destroy();
+      await pool?.destroy();
     },
   };
 }

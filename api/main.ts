@@ -7,13 +7,14 @@ import { startApi } from './server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const api = await startApi(config, { chainWorkersAtStart: 1 });
+  const api = await startApi(config);
   await api.app.listen({ port: config.port, host: config.host });
   const addr = api.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   api.app.log.info(`admin token: ${api.adminTokenSource}`);
   console.log(`api listening on http://${config.host}:${port} (docs at /docs)`);
   if (process.send) process.send({ type: 'ready', port });
+  api.warm();
 
   let closing = false;
   const shutdown = async (signal: string) => {

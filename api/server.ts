@@ -22,6 +22,8 @@ export interface RunningApi {
   app: FastifyInstance;
   /** Where the admin token came from (a file path or ADMIN_TOKEN). */
   adminTokenSource: string;
+  /** Starts background workers ahead of need (after listening, so that it does not delay readiness). */
+  warm(): void;
   close(): Promise<void>;
 }
 
@@ -35,8 +37,6 @@ export async function startApi(
     enclaveConnectTimeoutMs?: number;
     /** The signature decision point; default: allow every signature (no policies exist yet). */
     signaturePolicy?: SignaturePolicy;
-    /** Chain pool worker threads started at once (api/main.ts starts one; tests start them on demand). */
-    chainWorkersAtStart?: number;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
@@ -64,7 +64,7 @@ export async function startApi(
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   const metrics = createMetrics();
-  const chainPool = createChainPool({ minThreads: opts.chainWorkersAtStart ?? 0 });
+  const chainPool = createChainPool();
   const app = await buildApp({
     config,
     adminToken: token,
@@ -100,6 +100,9 @@ export async function startApi(
   return {
     app,
     adminTokenSource: source,
+    warm() {
+      chainPool.warm();
+    },
     async close() {
       await app.close();
       await chainPool.close();
