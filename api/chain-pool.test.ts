@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Transaction as SuiTransaction } from '@mysten/sui/transactions';
 import { ChainInputError } from '../chains/chain-input-error.ts';
+import { EIP155_EXAMPLE } from '../fixtures/eip155-example.ts';
 import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
 import { createChainPool } from './chain-pool.ts';
 import { chainSteps } from './chain-steps.ts';
@@ -10,17 +11,8 @@ import { chainSteps } from './chain-steps.ts';
 const onWorkers = createChainPool({ threads: 1, inlineBelowBytes: 0 });
 after(() => onWorkers.close());
 
-const EVM_TX = {
-  to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-  value: '1000000000000000',
-  chainId: 31337,
-  type: 2,
-  nonce: 7,
-  gasLimit: '21000',
-  maxFeePerGas: '30000000000',
-  maxPriorityFeePerGas: '1000000000',
-  data: `0x${'ab'.repeat(20_000)}`,
-};
+/** EIP-155's example transaction with 20 KB of data. */
+const EVM_TX = { ...EIP155_EXAMPLE, data: `0x${'ab'.repeat(20_000)}` };
 
 /** Typed data of about `kib` KiB: a Mail whose contents is long. */
 function largeMail(kib: number) {
