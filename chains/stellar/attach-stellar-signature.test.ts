@@ -58,6 +58,16 @@ describe('attachStellarSignature', () => {
     assert.equal(reparse(signed).signatures.length, 2);
   });
 
+  it('signing an envelope that already carries the signature adds no second copy', () => {
+    const tx = payment(wallet.publicKey());
+    const prepared = prepareStellarTransaction(tx.toXDR(), Networks.TESTNET);
+    const once = attachStellarSignature(prepared, publicKey, ed25519.sign(prepared.hash, seed));
+    const again = prepareStellarTransaction(once, Networks.TESTNET);
+    const twice = attachStellarSignature(again, publicKey, ed25519.sign(again.hash, seed));
+    assert.equal(twice, once);
+    assert.equal(reparse(twice).signatures.length, 1);
+  });
+
   it('signs a fee bump envelope like the SDK', () => {
     const inner = payment(other.publicKey());
     inner.sign(other);

@@ -9,7 +9,8 @@ import type { PreparedStellarTransaction } from './prepare-stellar-transaction.t
 
 /**
  * Adds the wallet's decorated signature (hint = last 4 bytes of `publicKey`, then the 64-byte signature of
- * `prepared.hash`) to a copy of the envelope and returns the envelope XDR as base64. The signature is verified
+ * `prepared.hash`) to a copy of the envelope, unless it already carries that signature, and returns the envelope
+ * XDR as base64. The signature is verified
  * against the key and the copy's hash first (libsodium: the SDK's own `addSignature` verifies in JavaScript,
  * ~1.5 ms), so a signature for another network or key is refused.
  * `prepared` is not modified. Throws a `ChainInputError` for a malformed key, signature or prepared value, and
@@ -40,8 +41,14 @@ export function attachStellarSignature(
       'signature',
     );
   }
-  // DecoratedSignature { hint: key[28..32], signature }, as addSignature appends it.
+  // DecoratedSignature { hint: key[28..32], signature }, as addSignature appends it. An envelope that already
+  // carries this very signature (signed twice: Ed25519 is deterministic) is answered as it is: a second copy
+  // would be an extra signature, which the network refuses (txBAD_AUTH_EXTRA).
   const hint = Keypair.fromPublicKey(account).signatureHint();
-  copy.addDecoratedSignature(new xdr.DecoratedSignature({ hint, signature: Buffer.from(sig) }));
+  const signature = Buffer.from(sig);
+  const present = copy.signatures.some(
+    (existing) => Buffer.compare(existing.hint(), hint) === 0 && Buffer.compare(existing.signature(), signature) === 0,
+  );
+  if (!present) copy.addDecoratedSignature(new xdr.DecoratedSignature({ hint, signature }));
   return copy.toXDR();
 }
