@@ -30,7 +30,15 @@ function inline<S extends ChainStepName>(step: S, args: Parameters<ChainSteps[S]
   return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
 }
 
-export function createChainPool(options: { threads?: number; inlineBelowBytes?: number } = {}) {
+export function createChainPool(
+  options: {
+    threads?: number;
+    inlineBelowBytes?: number;
+    /** Called for every step run, with where it ran (for metrics). */
+    onRun?: (step: ChainStepName, where: 'inline' | 'worker') => void;
+  } = {},
+) {
+  const onRun = options.onRun ?? (() => {});
   const threads = Math.max(1, options.threads ?? availableParallelism());
   const inlineBelowBytes = options.inlineBelowBytes ?? DEFAULT_INLINE_BELOW_BYTES;
   // Created with the first large input (or by warm()): a process that never sees one starts no thread.
@@ -59,8 +67,10 @@ export function createChainPool(options: { threads?: number; inlineBelowBytes?: 
       inputBytes: number,
     ): Promise<ReturnType<ChainSteps[S]>> {
       if (inputBytes < inlineBelowBytes) {
-        return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
+        onRun(step, 'inline');
+        return inline(step, args);
       }
+      onRun(step, 'worker');
       const task: ChainTask<S> = { step, args };
       let result: ChainTaskResult<S>;
       try {
@@ -75,6 +85,10 @@ export function createChainPool(options: { threads?: number; inlineBelowBytes?: 
       }
       if (!result.ok) throw new ChainInputError(result.message, result.field);
       return result.value;
+    },
+    /** Steps waiting for a thread. */
+    get queueSize(): number {
+      return pool?.queueSize ?? 0;
     },
     /** Starts the first worker now (in the background), so that the first large input does not wait for it. */
     warm(): void {

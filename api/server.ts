@@ -64,7 +64,8 @@ export async function startApi(
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   const metrics = createMetrics();
-  const chainPool = createChainPool();
+  const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
+  metrics.watchChainPoolQueue(() => chainPool.queueSize);
   const app = await buildApp({
     config,
     adminToken: token,

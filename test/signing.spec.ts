@@ -553,6 +553,19 @@ describe("large inputs (their chain steps run on the API's worker pool)", () => 
       (await verifyTransactionSignature(bytes, r.body.signature, { address: sui.address })).toSuiAddress(),
       sui.address,
     );
+
+    // What an operator sees: small bodies were worked on inline, these large ones on the pool, none is waiting.
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    for (const step of [
+      'hashEvmTypedData',
+      'prepareEvmTransaction',
+      'serializeSignedEvmTransaction',
+      'prepareSuiTransaction',
+    ]) {
+      assert.match(metrics, new RegExp(`chain_steps_total\\{step="${step}",where="worker"\\} [1-9]`), step);
+    }
+    assert.match(metrics, /chain_steps_total\{step="hashEvmTypedData",where="inline"\} [1-9]/);
+    assert.match(metrics, /chain_pool_queue_size 0/);
   });
 
   test('a large body with a bad value deep inside is a 400 naming its field', async () => {

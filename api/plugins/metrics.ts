@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The service's Prometheus registry and the metrics other parts update. */
 export function createMetrics() {
@@ -21,6 +21,23 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    chainSteps: new Counter({
+      name: 'chain_steps_total',
+      help: "Chain steps of signing requests, by step and where they ran: 'inline' on the event loop, 'worker' on the API's chain pool",
+      labelNames: ['step', 'where'] as const,
+      registers: [registry],
+    }),
+    /** Sets how the chain pool's queue is read when /metrics is scraped. */
+    watchChainPoolQueue(read: () => number): void {
+      new Gauge({
+        name: 'chain_pool_queue_size',
+        help: "Large-input chain steps waiting for a thread of the API's chain pool",
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    },
   };
 }
 
