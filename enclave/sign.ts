@@ -5,10 +5,14 @@
  *
  * secp256k1 runs on native libsecp256k1, Ed25519 on libsodium (native-crypto.ts has the measured reasons).
  */
+import { verifyEd25519 } from '../chains/verify-ed25519.ts';
 import { unpackSealed } from './envelope.ts';
 import { secp256k1, sodium } from './native-crypto.ts';
 import type { EnclaveOps, Scheme } from './protocol.ts';
 import { openSecret } from './shares.ts';
+
+/** Ed25519 verification (libsodium), shared with chains/. */
+export { verifyEd25519 };
 
 export type SignResult = EnclaveOps['sign']['result'];
 
@@ -74,18 +78,9 @@ export function signSecp256k1(
   return { signature, recovery: recoveryId };
 }
 
-const ED25519_SIGNATURE_BYTES = 64;
-const ED25519_PUBLIC_KEY_BYTES = 32;
-
 /** A Buffer view of `bytes` (sodium-native takes Buffers), sharing its memory. */
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-}
-
-/** True when `signature` is a valid Ed25519 (RFC 8032, libsodium's strict rules) signature of `message` under `publicKey`. */
-export function verifyEd25519(message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): boolean {
-  if (publicKey.length !== ED25519_PUBLIC_KEY_BYTES || signature.length !== ED25519_SIGNATURE_BYTES) return false;
-  return sodium.crypto_sign_verify_detached(asBuffer(signature), asBuffer(message), asBuffer(publicKey));
 }
 
 /**
@@ -99,11 +94,11 @@ export function verifyEd25519(message: Uint8Array, signature: Uint8Array, public
  * wiped before this returns.
  */
 export function signEd25519(seed: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Uint8Array {
-  if (seed.length !== 32 || publicKey.length !== ED25519_PUBLIC_KEY_BYTES) {
+  if (seed.length !== 32 || publicKey.length !== 32) {
     throw new Error('Ed25519 seeds and public keys are 32 bytes');
   }
   const secretKey = Buffer.alloc(64);
-  const signature = Buffer.alloc(ED25519_SIGNATURE_BYTES);
+  const signature = Buffer.alloc(64);
   try {
     secretKey.set(seed, 0);
     secretKey.set(publicKey, 32);

@@ -10,9 +10,8 @@ import type { PreparedStellarTransaction } from './prepare-stellar-transaction.t
 /**
  * Adds the wallet's decorated signature (hint = last 4 bytes of `publicKey`, then the 64-byte signature of
  * `prepared.hash`) to a copy of the envelope, unless it already carries that signature, and returns the envelope
- * XDR as base64. The signature is verified
- * against the key and the copy's hash first (libsodium: the SDK's own `addSignature` verifies in JavaScript,
- * ~1.5 ms), so a signature for another network or key is refused.
+ * XDR as base64. The signature is verified against the key and the copy's hash first (libsodium: the SDK's own
+ * `addSignature` verifies in JavaScript, ~1.5 ms), so a signature for another network or key is refused.
  * `prepared` is not modified. Throws a `ChainInputError` for a malformed key, signature or prepared value, and
  * for a signature that does not verify.
  */

@@ -1,9 +1,9 @@
 import { bcs } from '@mysten/sui/bcs';
-import { messageWithIntent } from '@mysten/sui/cryptography';
 import { blake2b256 } from '../blake2b-256.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { decodeBase64 } from '../decode-base64.ts';
 import { describeError } from '../describe-error.ts';
+import { prefixIntent } from './prefix-intent.ts';
 
 /** A partner's Sui TransactionData checked for signing. */
 export interface PreparedSuiTransaction {
@@ -34,5 +34,5 @@ export function prepareSuiTransaction(base64: string): PreparedSuiTransaction {
     throw new ChainInputError('transaction has trailing bytes or a non-canonical BCS encoding', 'transaction');
   }
   // Sui intent signing: intent [0, 0, 0] (TransactionData, V0, Sui) ‖ bytes, hashed with BLAKE2b-256.
-  return { bytes, digest: blake2b256(messageWithIntent('TransactionData', bytes)) };
+  return { bytes, digest: blake2b256(prefixIntent('TransactionData', bytes)) };
 }
