@@ -23,7 +23,7 @@ export function createGenerateWalletKey(
   userShares: Pick<UserShareHandoff, 'put'>,
 ) {
   return async (input: WalletInput): Promise<KeyMaterial> => {
-    const custody = input.custody ?? 'managed';
+    const { custody } = input;
     const { publicKey, userShare } = await enclave.generateKey({
       walletId: input.walletId,
       scheme: input.scheme,

@@ -3,17 +3,24 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assign, createActor, fromPromise, setup } from 'xstate';
+import Database from 'better-sqlite3';
+import { initialTransition, transition } from 'xstate';
 import { createStore, type Store } from '../store/index.ts';
-import { createActorHost, type MachineDefinition } from './host.ts';
-import type { KeyMaterial, WalletInput } from './wallet.machine.ts';
-import { walletMachine } from './wallet.machine.ts';
+import { boom, type CounterContext, counterDefinition } from '../test/helpers/actor-machines.ts';
+import { type Clock, createActorHost, type HostOptions } from './host.ts';
+import { type KeyMaterial, type WalletInput, walletMachine } from './wallet.machine.ts';
 import { createWalletDefinition } from './wallet-definition.ts';
 
-function tempStore(): { store: Store; file: string; dir: string } {
+function tempStore(): { store: Store; file: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-host-'));
   const file = path.join(dir, 'service.db');
-  return { store: createStore(file), file, dir };
+  return { store: createStore(file), file };
+}
+
+const quiet = () => undefined;
+
+function hostOn(store: Store, o: Partial<HostOptions> & Pick<HostOptions, 'definitions'>) {
+  return createActorHost({ store: store.actors, log: quiet, retryBaseMs: 5, ...o });
 }
 
 function seedProject(store: Store) {
@@ -29,6 +36,7 @@ function walletInput(id: string): WalletInput {
     cosmosPrefix: null,
     userIdentifier: `user-${id}`,
     createdAt: new Date().toISOString(),
+    custody: 'managed',
   };
 }
 
@@ -48,205 +56,523 @@ function insertRow(store: Store, input: WalletInput) {
     });
 }
 
-test('wallet machine: run, persist, JSON, restore, continue', async () => {
-  // The pure machine with a fake key source that never answers: the snapshot stays in `creating`.
-  const a = createActor(
-    walletMachine.provide({
-      actors: {
-        generateKey: fromPromise(() => new Promise<KeyMaterial>(() => undefined)),
-      },
-    }),
-    { input: walletInput('w1') },
-  );
-  a.start();
-  assert.equal(a.getSnapshot().value, 'creating');
-  const stored = JSON.parse(JSON.stringify(a.getPersistedSnapshot()));
-  a.stop();
+const ctxOf = (v: { context: Record<string, unknown> }) => v.context as unknown as CounterContext;
+const row = (store: Store, id: string) => store.actors.get(id)!;
+const never = <T>() => new Promise<T>(() => undefined);
 
-  const b = createActor(
-    walletMachine.provide({
-      actors: {
-        generateKey: fromPromise(async () => ({ publicKey: 'pk', address: '0xabc' })),
-      },
-    }),
-    { snapshot: stored, input: walletInput('w1') },
+test('wallet machine: run, store as {value, context}, JSON, restore, continue', () => {
+  const [s0, actions] = initialTransition(walletMachine, walletInput('w1'));
+  assert.equal(s0.value, 'creating');
+  assert.deepEqual(
+    actions.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { src: string }).src),
+    ['generateKey'],
   );
-  const done = new Promise((resolve) => b.subscribe((s) => s.status === 'done' && resolve(s)));
-  b.start();
-  await done;
-  assert.equal(b.getSnapshot().value, 'ready');
-  assert.equal(b.getSnapshot().context.address, '0xabc');
-  assert.equal(b.getSnapshot().context.userIdentifier, 'user-w1');
+  const stored = JSON.parse(JSON.stringify({ value: s0.value, context: s0.context }));
+  const restored = walletMachine.resolveState(stored);
+  const [s1] = transition(walletMachine, restored, {
+    type: 'xstate.done.actor.0.wallet.creating',
+    output: { publicKey: 'pk', address: '0xabc' },
+    actorId: '0.wallet.creating',
+  } as never);
+  assert.equal(s1.value, 'ready');
+  assert.equal(s1.status, 'done');
+  assert.equal(s1.context.address, '0xabc');
+  assert.equal(s1.context.custody, 'managed');
 });
 
-test('host: snapshot and wallet row are stored together; a restart resumes a creating wallet', async () => {
-  const { store, file, dir } = tempStore();
+test('effects run only after the state that asked for them is committed', async () => {
+  const { store, file } = tempStore();
+  const reader = new Database(file, { readonly: true });
+  const seen: Array<{ state: string | undefined; effectRows: number }> = [];
+  const host = hostOn(store, {
+    definitions: [
+      counterDefinition({
+        bump: async (_input, ctx) => {
+          // What another connection sees at the moment the effect starts: only committed data.
+          const r = reader.prepare('select state from actor_snapshots where actor_id = ?').get(ctx.actorId) as
+            | { state: string }
+            | undefined;
+          const n = reader.prepare('select count(*) as n from actor_effects where key = ?').get(ctx.key) as {
+            n: number;
+          };
+          seen.push({ state: r?.state, effectRows: n.n });
+          return 1;
+        },
+      }),
+    ],
+  });
+  await host.spawn('counter', 'c1', undefined);
+  for (let i = 0; i < 5; i++) {
+    await host.deliver('c1', { type: 'EFFECT' });
+    await host.waitFor('c1', (v) => v.value === 'idle' && ctxOf(v).effects === i + 1);
+  }
+  assert.equal(seen.length, 5);
+  for (const s of seen) assert.deepEqual(s, { state: 'working', effectRows: 1 });
+  // Applying the outcome removed the intent in the same transaction.
+  assert.equal(store.actors.effectsOf('c1').length, 0);
+  await host.stop();
+  reader.close();
+  store.close();
+});
+
+test('a restart re-runs an at-least-once effect with the same key; the wallet becomes ready', async () => {
+  const { store, file } = tempStore();
   seedProject(store);
-  // First life: key generation never answers (the process "crashes" while the enclave works).
-  const hang = createActorHost({
-    writer: store.writer,
-    snapshots: store.snapshots,
-    definitions: [createWalletDefinition({ ...store, generateKey: () => new Promise<KeyMaterial>(() => undefined) })],
+  const firstKeys: string[] = [];
+  const hang = hostOn(store, {
+    definitions: [
+      {
+        ...createWalletDefinition({ ...store, generateKey: () => never<KeyMaterial>() }),
+        effects: {
+          generateKey: {
+            run: (_i, ctx) => {
+              firstKeys.push(ctx.key);
+              return never();
+            },
+          },
+        },
+      },
+    ],
   });
   const input = walletInput('w2');
   await hang.spawn('wallet', 'w2', input, insertRow(store, input));
   assert.equal(store.wallets.getAny('w2')?.status, 'creating');
-  const row = store.snapshots.get('w2')!;
-  assert.equal(row.machine, 'wallet');
-  assert.equal(row.machineVersion, 1);
-  assert.equal(row.done, 0);
+  assert.equal(row(store, 'w2').machineVersion, 2);
+  assert.equal(store.actors.effectsOf('w2').length, 1);
   await hang.stop();
-  // Stopping the host is not an ending: the stored snapshot is still live.
-  assert.equal(store.snapshots.get('w2')!.done, 0);
   store.close();
 
-  // Second life on the same file: the actor is restored and asks for the key again.
   const reopened = createStore(file);
-  const calls: string[] = [];
-  const host = createActorHost({
-    writer: reopened.writer,
-    snapshots: reopened.snapshots,
+  const calls: Array<{ walletId: string; key: string }> = [];
+  const host = hostOn(reopened, {
     definitions: [
-      createWalletDefinition({
-        ...reopened,
-        generateKey: async (i) => {
-          calls.push(i.walletId);
-          return { publicKey: '04ab', address: '0x00000000000000000000000000000000000000aa' };
+      {
+        ...createWalletDefinition({ ...reopened, generateKey: never }),
+        effects: {
+          generateKey: {
+            run: async (i: WalletInput, ctx) => {
+              calls.push({ walletId: i.walletId, key: ctx.key });
+              return { publicKey: '04ab', address: '0x00000000000000000000000000000000000000aa' };
+            },
+          },
+        },
+      },
+    ],
+  });
+  await host.start();
+  assert.equal(host.restored, true);
+  const final = await host.waitFor('w2', (s) => s.status !== 'active');
+  assert.equal(final.value, 'ready');
+  assert.deepEqual(calls, [{ walletId: 'w2', key: firstKeys[0] }]);
+  assert.equal(reopened.wallets.getAny('w2')?.status, 'ready');
+  assert.equal(row(reopened, 'w2').done, 1);
+  assert.equal(reopened.actors.effectsOf('w2').length, 0);
+  assert.equal(reopened.outbox.pending(10).length, 1);
+  await host.stop();
+  reopened.close();
+});
+
+test('an at-most-once effect interrupted by a restart is never run again: the machine hears EFFECT_INTERRUPTED', async () => {
+  const { store, file } = tempStore();
+  let signs = 0;
+  const first = hostOn(store, {
+    definitions: [
+      counterDefinition({
+        sign: () => {
+          signs++;
+          return never();
         },
       }),
     ],
   });
-  assert.equal(host.restoreAll(), 1);
-  const final = await host.waitFor('w2', (s) => s.status !== 'active');
-  assert.equal(final?.value, 'ready');
-  assert.deepEqual(calls, ['w2']);
-  const wallet = reopened.wallets.getAny('w2')!;
-  assert.equal(wallet.status, 'ready');
-  assert.equal(wallet.address, '0x00000000000000000000000000000000000000aa');
-  assert.equal(reopened.snapshots.get('w2')!.done, 1);
-  const events = reopened.outbox.pending(10);
-  assert.equal(events.length, 1);
-  assert.equal(events[0]!.type, 'wallet.created');
-  assert.equal(JSON.parse(events[0]!.data).walletAddress, wallet.address);
-  assert.equal(host.liveCount(), 0);
-  assert.equal(host.restoreAll(), 0);
+  await first.spawn('counter', 's1', undefined);
+  await first.deliver('s1', { type: 'SIGN' });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(signs, 1);
+  await first.stop();
+  store.close();
+
+  const reopened = createStore(file);
+  const second = hostOn(reopened, {
+    definitions: [
+      counterDefinition({
+        sign: async () => {
+          signs++;
+          return 'sig';
+        },
+      }),
+    ],
+  });
+  await second.start();
+  const v = await second.waitFor('s1', (x) => x.value !== 'signing');
+  assert.equal(v.value, 'uncertain');
+  assert.equal(ctxOf(v).error?.code, 'EFFECT_INTERRUPTED');
+  assert.equal(signs, 1, 'the signing effect did not run again');
+  assert.equal(reopened.actors.effectsOf('s1').length, 0);
+  await second.stop();
   reopened.close();
-  fs.rmSync(dir, { recursive: true });
 });
 
-test('host: a failed key generation aborts and removes the row; a duplicate initial write stores nothing', async () => {
-  const { store, dir } = tempStore();
-  seedProject(store);
-  const host = createActorHost({
-    writer: store.writer,
-    snapshots: store.snapshots,
+test('deliver: order kept, duplicate ids ignored, resolves after commit, reaches actors not in memory', async () => {
+  const { store } = tempStore();
+  const host = hostOn(store, { definitions: [counterDefinition()] });
+  await host.spawn('counter', 'd1', undefined);
+  // A waiting actor leaves memory once its step is committed.
+  assert.equal(host.isLive('d1'), false);
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => host.deliver('d1', { type: 'ADD', id: `e${i}` }, { id: `e${i}` })),
+  );
+  assert.ok(results.every((r) => r.outcome === 'applied'));
+  const stored = JSON.parse(row(store, 'd1').snapshot);
+  assert.deepEqual(
+    stored.context.applied,
+    Array.from({ length: 20 }, (_, i) => `e${i}`),
+  );
+  const again = await host.deliver('d1', { type: 'ADD', id: 'e3' }, { id: 'e3' });
+  assert.equal(again.outcome, 'duplicate');
+  assert.equal(ctxOf(host.read('d1')!).applied.length, 20);
+  await assert.rejects(host.deliver('nobody', { type: 'ADD', id: 'x' }), { code: 'ACTOR_NOT_FOUND' });
+  await host.deliver('d1', { type: 'FINISH' });
+  const late = await host.deliver('d1', { type: 'ADD', id: 'late' }, { id: 'late' });
+  assert.equal(late.outcome, 'final');
+  // A finished actor keeps no inbox rows or intents.
+  const inbox = store.sqlite.prepare("select count(*) as n from actor_inbox where actor_id = 'd1'").get() as {
+    n: number;
+  };
+  assert.equal(inbox.n, 0);
+  await host.stop();
+  store.close();
+});
+
+test('the scheduler wakes stored actors from the database, also after a restart and when overdue', async () => {
+  const { store, file } = tempStore();
+  const first = hostOn(store, { definitions: [counterDefinition()] });
+  await first.start();
+  const soon = Date.now() + 100;
+  await first.spawn('counter', 't1', { wakeAt: soon });
+  await first.spawn('counter', 't2', { wakeAt: Date.now() + 60_000 });
+  assert.equal(row(store, 't1').wakeAt, soon);
+  assert.equal(first.liveCount(), 0, 'actors that only wait are not kept in memory');
+  await first.stop();
+  store.close();
+  await new Promise((r) => setTimeout(r, 150));
+
+  const reopened = createStore(file);
+  const lags: number[] = [];
+  const second = hostOn(reopened, { definitions: [counterDefinition()], onWakeLag: (ms) => lags.push(ms) });
+  await second.start();
+  const woken = await second.waitFor('t1', (v) => ctxOf(v).wakes === 1);
+  assert.equal(woken.value, 'idle');
+  assert.equal(row(reopened, 't1').wakeAt, null);
+  assert.equal(lags.length, 1);
+  assert.ok(lags[0]! >= 0);
+  assert.equal(ctxOf(second.read('t2')!).wakes, 0);
+  await second.stop();
+  reopened.close();
+});
+
+/** A clock the test moves by hand: timers fire when `advance` passes them. */
+function manualClock(start: number): Clock & { advance(ms: number): void; armed(): number[] } {
+  let now = start;
+  let next = 1;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  return {
+    now: () => now,
+    setTimer(fn, ms) {
+      const id = next++;
+      timers.set(id, { at: now + ms, fn });
+      return id;
+    },
+    clearTimer(h) {
+      timers.delete(h as number);
+    },
+    advance(ms) {
+      now += ms;
+      for (const [id, t] of [...timers].sort((a, b) => a[1].at - b[1].at)) {
+        if (t.at <= now) {
+          timers.delete(id);
+          t.fn();
+        }
+      }
+    },
+    armed: () => [...timers.values()].map((t) => t.at - now),
+  };
+}
+
+test('a wake time beyond 2^31-1 ms is re-armed, not fired early', async () => {
+  const { store } = tempStore();
+  const t0 = Date.parse('2026-11-23T00:00:00Z');
+  const clock = manualClock(t0);
+  const host = hostOn(store, { definitions: [counterDefinition()], clock });
+  await host.start();
+  const far = t0 + 2 ** 31 + 5_000;
+  await host.spawn('counter', 'far', { wakeAt: far });
+  await new Promise((r) => setImmediate(r));
+  assert.ok(clock.armed().includes(2 ** 31 - 1), `armed ${clock.armed()}`);
+  clock.advance(2 ** 31 - 1);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(ctxOf(host.read('far')!).wakes, 0, 'not due yet: no WAKE');
+  assert.ok(clock.armed().includes(far - clock.now()), `re-armed for the rest: ${clock.armed()}`);
+  clock.advance(far - clock.now());
+  const v = await host.waitFor('far', (x) => ctxOf(x).wakes === 1);
+  assert.equal(v.value, 'idle');
+  await host.stop();
+  store.close();
+});
+
+test('migration: committed v1 wallet rows (XState format) are migrated when loaded and finish', async () => {
+  const { store } = tempStore();
+  store.projects.insert({
+    id: '0b6a3d8e-5f7c-4e21-9a3b-2c1d0e9f8a7b',
+    name: 'p',
+    plan: 'free',
+    createdAt: '2026-11-20T10:00:00.000Z',
+  });
+  const fixtures = [
+    ...JSON.parse(
+      fs.readFileSync(path.join(import.meta.dirname, '../fixtures/actors/wallet-v1-creating.json'), 'utf8'),
+    ),
+    ...JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/actors/wallet-v1-ready.json'), 'utf8')),
+  ] as Array<Record<string, unknown>>;
+  const insert = store.sqlite.prepare(
+    `insert into actor_snapshots (actor_id, machine, machine_version, snapshot, done, wake_at, updated_at)
+     values (@actorId, @machine, @machineVersion, @snapshot, @done, @wakeAt, @updatedAt)`,
+  );
+  let seq = 1;
+  for (const f of fixtures) {
+    insert.run(f);
+    const ctx = JSON.parse(f['snapshot'] as string).context;
+    store.wallets.insert({
+      id: f['actorId'] as string,
+      projectId: ctx.projectId,
+      type: ctx.type,
+      scheme: ctx.scheme,
+      status: f['done'] ? 'ready' : 'creating',
+      custody: ctx.custody ?? 'managed',
+      cosmosPrefix: ctx.cosmosPrefix,
+      userIdentifier: ctx.userIdentifier,
+      userIdentifierType: 'CUSTOM_ID',
+      createdAt: ctx.createdAt,
+      updatedAt: ctx.createdAt,
+      seq: seq++,
+    });
+  }
+  const calls: WalletInput[] = [];
+  const host = hostOn(store, {
     definitions: [
       createWalletDefinition({
         ...store,
-        generateKey: async () => {
-          throw Object.assign(new Error('enclave down'), { code: 'ENCLAVE_UNAVAILABLE' });
+        generateKey: async (i) => {
+          calls.push(i);
+          return { publicKey: '04cd', address: `addr-${i.walletId.slice(0, 4)}` };
         },
       }),
     ],
   });
-  const input = walletInput('w3');
-  await host.spawn('wallet', 'w3', input, insertRow(store, input));
-  const final = await host.waitFor('w3', (s) => s.status !== 'active');
-  assert.equal(final?.value, 'aborted');
-  assert.deepEqual((final!.context as { error: unknown }).error, {
-    code: 'ENCLAVE_UNAVAILABLE',
-    message: 'enclave down',
-  });
-  assert.equal(store.wallets.getAny('w3'), undefined);
-
-  const dupInput = { ...walletInput('w4'), userIdentifier: 'same' };
-  const other = { ...walletInput('w5'), userIdentifier: 'same' };
-  const never = createActorHost({
-    writer: store.writer,
-    snapshots: store.snapshots,
-    definitions: [createWalletDefinition({ ...store, generateKey: () => new Promise<KeyMaterial>(() => undefined) })],
-  });
-  await never.spawn('wallet', 'w4', dupInput, insertRow(store, dupInput));
-  await assert.rejects(never.spawn('wallet', 'w5', other, insertRow(store, other)), {
-    code: 'SQLITE_CONSTRAINT_UNIQUE',
-  });
-  assert.equal(store.snapshots.get('w5'), undefined);
-  assert.equal(never.isLive('w5'), false);
-  await never.stop();
+  host.checkStoredVersions();
+  await host.start();
+  const creating = fixtures.filter((f) => !f['done']).map((f) => f['actorId'] as string);
+  for (const id of creating) {
+    const v = await host.waitFor(id, (s) => s.status !== 'active');
+    assert.equal(v.value, 'ready', id);
+    assert.equal(row(store, id).machineVersion, 2);
+    assert.equal(store.wallets.getAny(id)?.status, 'ready');
+  }
+  assert.deepEqual(calls.map((c) => c.custody).sort(), ['managed', 'managed', 'pregen']);
+  assert.equal(calls.find((c) => c.type === 'COSMOS')?.cosmosPrefix, 'osmo');
+  // A finished v1 row is never run, but still reads in the current version's shape.
+  const ready = host.read('9c4f5e0d-6071-4283-bdc4-e5f607182934')!;
+  assert.equal(ready.status, 'done');
+  assert.equal(ready.context['custody'], 'managed');
   await host.stop();
   store.close();
-  fs.rmSync(dir, { recursive: true });
 });
 
-test('host: a stored wakeAt wakes the actor, also after a restart', async () => {
-  const { store, file, dir } = tempStore();
-  const timer = setup({
-    types: {} as { context: { wakeAt: number; woke: number }; input: { wakeAt: number } },
-  }).createMachine({
-    id: 'timer',
-    context: ({ input }) => ({ wakeAt: input.wakeAt, woke: 0 }),
-    initial: 'waiting',
-    states: {
-      waiting: { on: { WAKE: { target: 'woken', actions: assign({ woke: ({ context }) => context.woke + 1 }) } } },
-      woken: { type: 'final' },
-    },
-  });
-  const def: MachineDefinition<typeof timer> = {
-    name: 'timer',
-    version: 1,
-    machine: timer,
-    persist: () => undefined,
-    wakeAt: (s) => (s.matches('waiting') ? s.context.wakeAt : null),
-  };
-  const first = createActorHost({ writer: store.writer, snapshots: store.snapshots, definitions: [def] });
-  const wakeAt = Date.now() + 300;
-  await first.spawn('timer', 't1', { wakeAt });
-  assert.equal(store.snapshots.get('t1')!.wakeAt, wakeAt);
-  // The process goes down before the wake time and comes back after it.
-  await first.stop();
+test('a stored actor newer than the code, or of an unknown machine, refuses the start by name', () => {
+  const { store } = tempStore();
+  const insert = store.sqlite.prepare(
+    `insert into actor_snapshots (actor_id, machine, machine_version, snapshot, updated_at) values (?, ?, ?, ?, 'x')`,
+  );
+  insert.run('future-1', 'counter', 3, '{"value":"idle","context":{}}');
+  const host = hostOn(store, { definitions: [counterDefinition()] });
+  assert.throws(() => host.checkStoredVersions(), /counter.*future-1.*v3.*newer than this code's v1/s);
+  store.sqlite.prepare("update actor_snapshots set machine = 'payment', machine_version = 1").run();
+  assert.throws(() => host.checkStoredVersions(), /no machine named payment/);
   store.close();
-  await new Promise((r) => setTimeout(r, 400));
-
-  const reopened = createStore(file);
-  const second = createActorHost({ writer: reopened.writer, snapshots: reopened.snapshots, definitions: [def] });
-  assert.equal(second.restoreAll(), 1);
-  const final = await second.waitFor('t1', (s) => s.status !== 'active');
-  assert.equal(final?.value, 'woken');
-  assert.equal((final!.context as { woke: number }).woke, 1);
-  assert.equal(reopened.snapshots.get('t1')!.done, 1);
-  assert.equal(reopened.snapshots.get('t1')!.wakeAt, null);
-  reopened.close();
-  fs.rmSync(dir, { recursive: true });
 });
 
-test('host: a live actor is woken at its wakeAt without a restart', async () => {
-  const { store, dir } = tempStore();
-  const timer = setup({ types: {} as { context: { wakeAt: number }; input: { wakeAt: number } } }).createMachine({
-    id: 'timer',
-    context: ({ input }) => ({ wakeAt: input.wakeAt }),
-    initial: 'waiting',
-    states: { waiting: { on: { WAKE: 'woken' } }, woken: { type: 'final' } },
-  });
+test('a failed save: waiters reject, the actor is reloaded from its committed state and its effect re-run', async () => {
+  const { store } = tempStore();
+  let failNext = false;
+  const failing = {
+    ...store.actors,
+    transact<T>(fn: () => T, o?: { bounded?: boolean }): Promise<T> {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(Object.assign(new Error('disk full'), { code: 'STORE_SYNC_FAILED', httpStatus: 503 }));
+      }
+      return store.actors.transact(fn, o);
+    },
+  };
+  let bumps = 0;
+  let release: (() => void) | undefined;
   const host = createActorHost({
-    writer: store.writer,
-    snapshots: store.snapshots,
+    store: failing,
+    log: quiet,
+    retryBaseMs: 5,
     definitions: [
-      {
-        name: 'timer',
-        version: 1,
-        machine: timer,
-        persist: () => undefined,
-        wakeAt: (s) => (s.matches('waiting') ? s.context.wakeAt : null),
-      } satisfies MachineDefinition<typeof timer>,
+      counterDefinition({
+        bump: () => {
+          bumps++;
+          return new Promise((r) => {
+            release = () => r(1);
+          });
+        },
+      }),
     ],
   });
-  const started = Date.now();
-  await host.spawn('timer', 't2', { wakeAt: started + 150 });
-  const final = await host.waitFor('t2', (s) => s.status !== 'active');
-  assert.equal(final?.value, 'woken');
-  assert.ok(Date.now() - started >= 140, 'not woken before its time');
-  assert.equal(store.snapshots.get('t2')!.done, 1);
+  await host.spawn('counter', 'f1', undefined);
+  await host.deliver('f1', { type: 'EFFECT' });
+  const waiting = host.waitFor('f1', (v) => ctxOf(v).effects === 1);
+  // The ADD's step fails to save: the waiter and the sender hear it; nothing hangs.
+  failNext = true;
+  const extra = host.deliver('f1', { type: 'ADD', id: 'during' }, { id: 'during' });
+  const outcome = await Promise.allSettled([extra, waiting]);
+  assert.deepEqual(
+    outcome.map((o) => o.status),
+    ['rejected', 'rejected'],
+  );
+  assert.equal(host.isLive('f1'), false);
+  release?.();
+  // Reloaded from the store: the effect intent is still there, so it runs again (at least once), then completes.
+  const v = await (async () => {
+    for (let i = 0; i < 200; i++) {
+      const r = host.read('f1')!;
+      if (ctxOf(r).effects === 1) return r;
+      release?.();
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    throw new Error('the actor was not reloaded');
+  })();
+  assert.equal(v.value, 'idle');
+  assert.equal(bumps, 2);
+  assert.deepEqual(ctxOf(v).applied, [], 'the event whose save failed was not applied');
   await host.stop();
   store.close();
-  fs.rmSync(dir, { recursive: true });
+});
+
+test('a step that keeps throwing ends faulted: events are stored, the operator retries or abandons', async () => {
+  const { store } = tempStore();
+  boom.armed = true;
+  const host = hostOn(store, { definitions: [counterDefinition()], maxStepFailures: 3 });
+  await host.spawn('counter', 'b1', undefined);
+  await host.spawn('counter', 'b2', undefined);
+  const waiter = host.waitFor('b1', () => false);
+  const failing = host.deliver('b1', { type: 'BOOM' }, { id: 'boom-1' });
+  const queued = host.deliver('b1', { type: 'ADD', id: 'after' }, { id: 'after' });
+  assert.equal((await failing).outcome, 'stored');
+  assert.equal((await queued).outcome, 'stored');
+  await assert.rejects(waiter, { code: 'ACTOR_FAULTED' });
+  assert.ok(row(store, 'b1').faultedAt);
+  assert.match(row(store, 'b1').faultReason ?? '', /boom/);
+  assert.equal(host.isLive('b1'), false);
+  // Still faulted: new events are stored too, in order.
+  assert.equal((await host.deliver('b1', { type: 'ADD', id: 'later' }, { id: 'later' })).outcome, 'stored');
+  assert.equal(host.read('b1')!.status, 'faulted');
+  assert.deepEqual(
+    store.actors.pendingEventsOf('b1').map((p) => p.eventId),
+    ['boom-1', 'after', 'later'],
+  );
+
+  // The operator fixed the cause and retries: the stored events apply in order.
+  boom.armed = false;
+  await host.retry('b1');
+  const v = await host.waitFor('b1', (x) => ctxOf(x).applied.length === 2);
+  assert.deepEqual(ctxOf(v).applied, ['after', 'later']);
+  assert.equal(row(store, 'b1').faultedAt, null);
+
+  // b2 faults too and is abandoned: done, never run again.
+  boom.armed = true;
+  assert.equal((await host.deliver('b2', { type: 'BOOM' })).outcome, 'stored');
+  assert.equal(await host.abandon('b2'), true);
+  assert.equal(row(store, 'b2').done, 1);
+  assert.ok(row(store, 'b2').abandonedAt);
+  assert.equal((await host.deliver('b2', { type: 'ADD', id: 'x' })).outcome, 'final');
+  assert.equal(await host.abandon('b1'), false, 'only a faulted actor can be abandoned');
+  boom.armed = false;
+  await host.stop();
+  store.close();
+});
+
+test('machines that need a live XState runtime are refused (delays do not survive a restart)', async () => {
+  const { store } = tempStore();
+  const { setup } = await import('xstate');
+  const delayed = setup({}).createMachine({
+    id: 'delayed',
+    initial: 'a',
+    states: { a: { after: { 1000: 'b' } }, b: {} },
+  });
+  const host = hostOn(store, {
+    definitions: [{ name: 'delayed', version: 1, machine: delayed, effects: {}, persist: () => undefined }],
+  });
+  await assert.rejects(host.spawn('delayed', 'x1', undefined), /would not survive a restart/);
+  assert.equal(store.actors.get('x1'), undefined);
+  await host.stop();
+  store.close();
+});
+
+test('back-pressure: past the live bound new work is refused with a transient 503, nothing stored', async () => {
+  const { store } = tempStore();
+  const host = hostOn(store, { definitions: [counterDefinition({ bump: never })], maxLive: 2 });
+  for (const id of ['p1', 'p2']) {
+    await host.spawn('counter', id, undefined);
+    await host.deliver(id, { type: 'EFFECT' });
+  }
+  assert.equal(host.liveCount(), 2);
+  await assert.rejects(host.spawn('counter', 'p3', undefined), {
+    code: 'SERVICE_BUSY',
+    httpStatus: 503,
+    transient: true,
+  });
+  assert.equal(store.actors.get('p3'), undefined);
+  await host.stop();
+  store.close();
+});
+
+test('start recovers actors with effects under way in pages, below the live bound, and then says restored', async () => {
+  const { store, file } = tempStore();
+  const first = hostOn(store, { definitions: [counterDefinition({ bump: never })] });
+  for (let i = 0; i < 40; i++) {
+    await first.spawn('counter', `r${String(i).padStart(2, '0')}`, undefined);
+    await first.deliver(`r${String(i).padStart(2, '0')}`, { type: 'EFFECT' });
+  }
+  await first.stop();
+  store.close();
+  const reopened = createStore(file);
+  let concurrent = 0;
+  let peak = 0;
+  const host = hostOn(reopened, {
+    maxLive: 10,
+    definitions: [
+      counterDefinition({
+        bump: async () => {
+          concurrent++;
+          peak = Math.max(peak, concurrent);
+          await new Promise((r) => setTimeout(r, 2));
+          concurrent--;
+          return 1;
+        },
+      }),
+    ],
+  });
+  assert.equal(host.restored, false);
+  await host.start();
+  assert.equal(host.restored, true);
+  for (let i = 0; i < 40; i++) {
+    await host.waitFor(`r${String(i).padStart(2, '0')}`, (v) => ctxOf(v).effects === 1);
+  }
+  assert.ok(peak <= 8, `at most the watermark at once (peak ${peak})`);
+  assert.equal(reopened.actors.counts().faulted, 0);
+  await host.stop();
+  reopened.close();
 });

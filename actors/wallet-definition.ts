@@ -1,13 +1,15 @@
-import { fromPromise, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import type { Store } from '../store/index.ts';
 import type { MachineDefinition } from './host.ts';
 import { type KeyMaterial, WALLET_MACHINE_VERSION, type WalletInput, walletMachine } from './wallet.machine.ts';
+import { fromXStatePersistedSnapshot } from './xstate-v1-snapshot.ts';
 
 type WalletSnapshot = SnapshotFrom<typeof walletMachine>;
 
 /**
- * The wallet machine as the host runs it: key generation wired to `generateKey`, and each snapshot
- * written with the wallet row (and the `wallet.created` outbox event) in the same transaction.
+ * The wallet machine as the host runs it: key generation is an at-least-once effect (the enclave's generateKey
+ * is idempotent per wallet id), and each snapshot is written with the wallet row (and the `wallet.created`
+ * outbox event) in the same transaction.
  */
 export function createWalletDefinition(
   deps: Pick<Store, 'wallets' | 'outbox'> & {
@@ -16,13 +18,32 @@ export function createWalletDefinition(
   },
 ): MachineDefinition<typeof walletMachine> {
   const now = deps.now ?? Date.now;
-  const machine = walletMachine.provide({
-    actors: { generateKey: fromPromise(({ input }: { input: WalletInput }) => deps.generateKey(input)) },
-  });
   return {
     name: 'wallet',
     version: WALLET_MACHINE_VERSION,
-    machine,
+    machine: walletMachine,
+    effects: {
+      generateKey: { run: (input: WalletInput) => deps.generateKey(input), delivery: 'at-least-once' },
+    },
+    migrations: [
+      {
+        // v1 rows are XState's persisted snapshots; `custody` was absent for managed wallets, and a `creating`
+        // row's key generation is the invoked child it had in flight.
+        from: 1,
+        up(stored) {
+          const s = fromXStatePersistedSnapshot(stored);
+          const custody = s.context['custody'] === 'pregen' ? 'pregen' : 'managed';
+          return {
+            value: s.value,
+            context: { ...s.context, custody },
+            effects: s.effects.map((e) => ({
+              ...e,
+              input: { ...(e.input as Record<string, unknown>), custody },
+            })),
+          };
+        },
+      },
+    ],
     persist(walletId: string, snap: WalletSnapshot) {
       const at = new Date(now()).toISOString();
       if (snap.matches('ready')) {
@@ -44,6 +65,11 @@ export function createWalletDefinition(
       } else if (snap.matches('aborted')) {
         deps.wallets.delete(walletId);
       }
+    },
+    abandon(walletId) {
+      // A wallet abandoned while being created was never handed out: it goes, as an aborted one does.
+      const row = deps.wallets.getAny(walletId);
+      if (row && row.status === 'creating') deps.wallets.delete(walletId);
     },
   };
 }

@@ -11,11 +11,8 @@ export interface WalletInput {
   cosmosPrefix: string | null;
   userIdentifier: string;
   createdAt: string;
-  /**
-   * `pregen`: a pre-generated wallet whose user share is handed out once and never stored here. Absent in
-   * snapshots written before pre-generation existed, which were all `managed`.
-   */
-  custody?: 'managed' | 'pregen';
+  /** `pregen`: a pre-generated wallet whose user share is handed out once and never stored here. */
+  custody: 'managed' | 'pregen';
 }
 
 export interface KeyMaterial {
@@ -31,21 +28,25 @@ export interface WalletContext extends WalletInput {
   error?: { code: string; message: string };
 }
 
-/** Bumped whenever a change would make stored snapshots of an older version unreadable. */
-export const WALLET_MACHINE_VERSION = 1;
+/**
+ * Bumped whenever stored states of the previous version need a migration (wallet-definition.ts holds them).
+ * v1: XState's own persisted snapshot, `custody` absent for managed wallets. v2: the host's `{value, context}`,
+ * `custody` always present.
+ */
+export const WALLET_MACHINE_VERSION = 2;
 
 /**
- * A wallet's key generation. `creating` asks the enclave for a key (idempotent per wallet id, so a
- * restored actor simply asks again); `ready` is final once the address is stored; `aborted` is final
- * when the enclave could not make the key while the partner waited (the row is removed, nothing was
- * handed out).
+ * A wallet's key generation. `creating` asks the enclave for a key (an at-least-once effect: the enclave's
+ * generateKey is idempotent per wallet id, so a restarted service simply asks again); `ready` is final once
+ * the address is stored; `aborted` is final when the enclave could not make the key while the partner waited
+ * (the row is removed, nothing was handed out).
  */
 export const walletMachine = setup({
   types: {} as { context: WalletContext; input: WalletInput },
   actors: {
-    /** Provided by the wiring: asks the enclave for the key and derives the address. */
+    /** Named for the host, which runs the definition's `generateKey` effect (wallet-definition.ts) instead. */
     generateKey: fromPromise<KeyMaterial, WalletInput>(async () => {
-      throw new Error('generateKey is provided by the actor host wiring');
+      throw new Error('generateKey runs as an effect of the actor host');
     }),
   },
 }).createMachine({
@@ -64,7 +65,7 @@ export const walletMachine = setup({
           cosmosPrefix: context.cosmosPrefix,
           userIdentifier: context.userIdentifier,
           createdAt: context.createdAt,
-          ...(context.custody ? { custody: context.custody } : {}),
+          custody: context.custody,
         }),
         onDone: {
           target: 'ready',

@@ -2,6 +2,7 @@
  * Starts the API process alone (the enclave must already be listening on its socket). `npm start`
  * runs this under the supervisor in main.ts.
  */
+import { ActorVersionError } from '../actors/errors.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { startApi } from './server.ts';
 
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
 const EX_CONFIG = 78;
 
 main().catch((err) => {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof ActorVersionError) {
     console.error(err.message);
     process.exit(EX_CONFIG);
   }

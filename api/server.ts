@@ -18,6 +18,14 @@ import { allowAllSignatures, type SignaturePolicy } from './services/signature-p
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
+/** An error for the operator's log: its message and code, never a whole object that might carry a payload. */
+function describeCause(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return [typeof e?.code === 'string' ? e.code : '', typeof e?.message === 'string' ? e.message : String(err)]
+    .filter(Boolean)
+    .join(': ');
+}
+
 export interface RunningApi {
   app: FastifyInstance;
   /** Where the admin token came from (a file path or ADMIN_TOKEN). */
@@ -48,9 +56,11 @@ export async function startApi(
     throw err;
   }
   const userShares = createUserShareHandoff();
+  const metrics = createMetrics();
   const host = createActorHost({
-    writer: store.writer,
-    snapshots: store.snapshots,
+    store: store.actors,
+    log: (msg, err) => (err === undefined ? console.error(msg) : console.error(msg, describeCause(err))),
+    onWakeLag: (ms) => metrics.actorWakeLag.observe(ms / 1000),
     definitions: [
       createWalletDefinition({
         wallets: store.wallets,
@@ -59,11 +69,22 @@ export async function startApi(
       }),
     ],
   });
-  host.restoreAll();
+  try {
+    // A stored actor this release cannot run (newer, or unknown) stops the start, naming it.
+    host.checkStoredVersions();
+  } catch (err) {
+    await enclave.close();
+    store.close();
+    throw err;
+  }
+  metrics.watchActors({ live: () => host.liveCount(), counts: () => store.actors.counts() });
+  const restore = host.start().then(
+    () => metrics.actorRestore.set((host.restoreMs ?? 0) / 1000),
+    (err) => console.error('actor recovery failed', err),
+  );
 
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
-  const metrics = createMetrics();
   const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
   const app = await buildApp({
@@ -94,7 +115,7 @@ export async function startApi(
       } catch {
         dbOk = false;
       }
-      return { database: dbOk, enclave: enclaveOk };
+      return { database: dbOk, enclave: enclaveOk, actors: host.restored };
     },
   });
 
@@ -108,6 +129,7 @@ export async function startApi(
       await app.close();
       await chainPool.close();
       await host.stop();
+      await restore;
       await enclave.close();
       store.close();
     },

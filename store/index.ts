@@ -1,8 +1,8 @@
+import { createActorStore } from './actor-store.ts';
 import { createApiKeysRepo } from './api-keys-repo.ts';
 import { openServiceDb } from './db.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
-import { createSnapshotsRepo } from './snapshots-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWriter } from './writer.ts';
 
@@ -17,7 +17,7 @@ export function createStore(file: string) {
     projects: createProjectsRepo(db),
     apiKeys: createApiKeysRepo(db),
     wallets: createWalletsRepo(db, sqlite),
-    snapshots: createSnapshotsRepo(db),
+    actors: createActorStore(sqlite, writer),
     outbox: createOutboxRepo(db),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {

@@ -73,7 +73,10 @@ export const wallets = sqliteTable(
   ],
 );
 
-/** Persisted XState snapshots: one row per actor, written in the same transaction as the row it describes. */
+/**
+ * One row per actor: its state in a format this project owns (`{value, context}` JSON, see actors/README.md),
+ * the machine and the machine version that wrote it, written in the same transaction as the row it describes.
+ */
 export const actorSnapshots = sqliteTable(
   'actor_snapshots',
   {
@@ -81,16 +84,74 @@ export const actorSnapshots = sqliteTable(
     machine: text('machine').notNull(),
     machineVersion: integer('machine_version').notNull(),
     snapshot: text('snapshot').notNull(),
-    /** 1 when the actor reached a final state: it is not restored at boot. */
+    /** The state value as text (`creating`, `a.b`): what the operator lists actors by. */
+    state: text('state'),
+    /** 1 when the actor reached a final state (or was abandoned): nothing runs it again. */
     done: integer('done').notNull().default(0),
     /** Epoch milliseconds at which the host sends the actor a WAKE event; null when nothing is due. */
     wakeAt: integer('wake_at'),
+    /**
+     * Committed steps so far. Every write is conditional on the step it read (optimistic concurrency), so two
+     * writers of one actor (two processes, later) can never both commit a step.
+     */
+    step: integer('step').notNull().default(0),
+    /** Set when the actor's steps kept failing: it is not run until the operator retries or abandons it. */
+    faultedAt: text('faulted_at'),
+    /** Why (an error message, never a cause chain). */
+    faultReason: text('fault_reason'),
+    /** Set when the operator abandoned the actor (then `done` is 1). */
+    abandonedAt: text('abandoned_at'),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [
     index('actor_snapshots_live').on(t.done).where(sql`done = 0`),
-    index('actor_snapshots_wake').on(t.wakeAt).where(sql`wake_at is not null`),
+    index('actor_snapshots_due').on(t.wakeAt).where(sql`wake_at is not null and done = 0 and faulted_at is null`),
+    index('actor_snapshots_faulted').on(t.faultedAt).where(sql`faulted_at is not null`),
+    index('actor_snapshots_machine_state').on(t.machine, t.state, t.actorId).where(sql`done = 0`),
   ],
+);
+
+/**
+ * The actors' durable inbox. An external event is recorded here in the transaction that applies it (`applied`),
+ * so a duplicate event id is ignored; an event for an actor that cannot run now (faulted) is stored `pending` and
+ * applied, in `seq` order, when the actor runs again. Rows of a finished actor are deleted with it.
+ */
+export const actorInbox = sqliteTable(
+  'actor_inbox',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    actorId: text('actor_id').notNull(),
+    eventId: text('event_id').notNull(),
+    /** The event's JSON while pending; null once applied (only the id is kept, for deduplication). */
+    event: text('event'),
+    status: text('status', { enum: ['pending', 'applied'] }).notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('actor_inbox_event').on(t.actorId, t.eventId),
+    index('actor_inbox_pending').on(t.actorId, t.seq).where(sql`status = 'pending'`),
+  ],
+);
+
+/**
+ * Effect intents: what an actor's committed state asked the host to do (an invoked source with its input).
+ * Written in the transaction that entered the state, dispatched only after it commits, deleted in the
+ * transaction that applies the effect's outcome (or leaves the state). A row found at start is an effect that
+ * may have been interrupted by a crash.
+ */
+export const actorEffects = sqliteTable(
+  'actor_effects',
+  {
+    /** `<actorId>:<step>:<n>`: the effect's idempotency key, handed to the effect. */
+    key: text('key').primaryKey(),
+    actorId: text('actor_id').notNull(),
+    /** The XState invoke id: the outcome comes back as `xstate.done.actor.<invokeId>` / `xstate.error.actor.<invokeId>`. */
+    invokeId: text('invoke_id').notNull(),
+    src: text('src').notNull(),
+    input: text('input').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('actor_effects_actor').on(t.actorId)],
 );
 
 /** Transactional outbox: events written in the same transaction as the state change they describe. */

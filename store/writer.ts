@@ -17,6 +17,9 @@ import { StoreError, wrapDriverError } from './errors.ts';
  * fsync returns; a power cut in that moment loses that batch whole (WAL frames are replayed in order, so
  * nothing later survives without it).
  */
+/** Default bound on writes in flight: far above what group commit meets in practice (a few hundred per batch). */
+export const DEFAULT_MAX_PENDING = 20_000;
+
 export function createWriter(
   sqlite: Database.Database,
   opts: {
@@ -24,9 +27,17 @@ export function createWriter(
     walFile?: string;
     /** How to fsync a file descriptor off the event loop (node's `fs.fdatasync`). */
     datasync?: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void;
+    /**
+     * Most writes admitted at once (queued, or committed and waiting for their sync). Past it, a bounded
+     * write rejects at once with the transient STORE_OVERLOADED (503) instead of queueing without end.
+     */
+    maxPending?: number;
   } = {},
 ) {
   const datasync = opts.datasync ?? fs.fdatasync;
+  const maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING;
+  /** Writes admitted and not yet settled. */
+  let pending = 0;
   type Job = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let queue: Job[] = [];
   let scheduled = false;
@@ -55,6 +66,12 @@ export function createWriter(
     else datasync(walFd, done);
   }
 
+  const settle = (job: Job, ok: boolean, value: unknown): void => {
+    pending -= 1;
+    if (ok) job.resolve(value);
+    else job.reject(value);
+  };
+
   function flush(now = false): void {
     scheduled = false;
     const jobs = queue;
@@ -64,7 +81,7 @@ export function createWriter(
     try {
       begin.run();
     } catch (err) {
-      for (const j of jobs) j.reject(wrapDriverError(err));
+      for (const j of jobs) settle(j, false, wrapDriverError(err));
       return;
     }
     for (const job of jobs) {
@@ -87,7 +104,7 @@ export function createWriter(
       } catch {
         // the transaction is already gone
       }
-      for (const j of jobs) j.reject(wrapDriverError(err));
+      for (const j of jobs) settle(j, false, wrapDriverError(err));
       return;
     }
     sync(now, (err) => {
@@ -97,20 +114,32 @@ export function createWriter(
           httpStatus: 503,
           cause: err,
         });
-        for (const j of jobs) j.reject(e);
+        for (const j of jobs) settle(j, false, e);
         return;
       }
       jobs.forEach((job, i) => {
         const o = outcomes[i]!;
-        if (o.ok) job.resolve(o.value);
-        else job.reject(o.value);
+        settle(job, o.ok, o.value);
       });
     });
   }
 
   return {
-    /** Runs `fn` inside the next group transaction; resolves with its result once committed and on disk. */
-    write<T>(fn: () => T): Promise<T> {
+    /**
+     * Runs `fn` inside the next group transaction; resolves with its result once committed and on disk.
+     * New work is bounded (see `maxPending`); `{ bounded: false }` is for writes that finish work already
+     * admitted (an actor applying its effect's outcome), which must not be refused for the load others bring.
+     */
+    write<T>(fn: () => T, { bounded = true }: { bounded?: boolean } = {}): Promise<T> {
+      if (bounded && pending >= maxPending) {
+        return Promise.reject(
+          new StoreError('STORE_OVERLOADED', 'the service is saving more than it can take; retry shortly', {
+            httpStatus: 503,
+            transient: true,
+          }),
+        );
+      }
+      pending += 1;
       return new Promise<T>((resolve, reject) => {
         queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
         if (!scheduled) {
@@ -118,6 +147,10 @@ export function createWriter(
           setImmediate(() => flush());
         }
       });
+    },
+    /** Writes admitted and not yet settled (queued, or committed and waiting for their sync). */
+    get pending(): number {
+      return pending;
     },
     /** Commits whatever is queued now and syncs it before returning; then closes the WAL handle (shutdown). */
     close(): void {

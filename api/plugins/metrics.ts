@@ -27,6 +27,39 @@ export function createMetrics() {
       labelNames: ['step', 'where'] as const,
       registers: [registry],
     }),
+    actorWakeLag: new Histogram({
+      name: 'actor_wake_lag_seconds',
+      help: 'How late each WAKE was applied after the wake time an actor stored',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    actorRestore: new Gauge({
+      name: 'actor_restore_seconds',
+      help: 'How long the start took to recover the actors a previous run left with effects under way',
+      registers: [registry],
+    }),
+    /** Sets how the actor counts are read when /metrics is scraped. */
+    watchActors(read: { live: () => number; counts: () => { waiting: number; faulted: number } }): void {
+      new Gauge({
+        name: 'actors_live',
+        help: 'Actors in memory (working: effects under way or events being applied)',
+        registers: [registry],
+        collect() {
+          this.set(read.live());
+        },
+      });
+      new Gauge({
+        name: 'actors_stored',
+        help: 'Actors not finished, by condition: active (in memory, or stored until an event or their wake time comes) or faulted (held for the operator)',
+        labelNames: ['condition'] as const,
+        registers: [registry],
+        collect() {
+          const c = read.counts();
+          this.set({ condition: 'active' }, c.waiting);
+          this.set({ condition: 'faulted' }, c.faulted);
+        },
+      });
+    },
     /** Sets how the chain pool's queue is read when /metrics is scraped. */
     watchChainPoolQueue(read: () => number): void {
       new Gauge({

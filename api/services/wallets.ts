@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ActorHost } from '../../actors/host.ts';
+import { ActorFaultedError } from '../../actors/errors.ts';
+import type { ActorHost, ActorView } from '../../actors/host.ts';
 import type { UserShareHandoff } from '../../actors/user-share-handoff.ts';
 import type { WalletContext, WalletInput } from '../../actors/wallet.machine.ts';
 import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';
@@ -139,7 +140,7 @@ export function createWalletService(deps: {
       cosmosPrefix,
       userIdentifier: req.userIdentifier,
       createdAt,
-      ...(custody === 'pregen' ? { custody } : {}),
+      custody,
     };
     try {
       await host.spawn('wallet', walletId, input, () => {
@@ -161,10 +162,23 @@ export function createWalletService(deps: {
       }
       throw err;
     }
-    const final = await host.waitFor(walletId, (s) => s.status !== 'active');
-    const ctx = final?.context as WalletContext | undefined;
-    if (final?.value !== 'ready' || !ctx?.address || !ctx.publicKey) {
-      const code = ctx?.error?.code ?? 'KEY_GENERATION_FAILED';
+    let final: ActorView;
+    try {
+      final = await host.waitFor(walletId, (s) => s.status !== 'active');
+    } catch (err) {
+      if (err instanceof ActorFaultedError) {
+        throw new ServiceError(
+          'KEY_GENERATION_FAILED',
+          500,
+          'key generation failed and the wallet is held for the operator; it was not handed out',
+          { details: { walletId } },
+        );
+      }
+      throw err;
+    }
+    const ctx = final.context as unknown as WalletContext;
+    if (final.value !== 'ready' || !ctx.address || !ctx.publicKey) {
+      const code = ctx.error?.code ?? 'KEY_GENERATION_FAILED';
       const unavailable = code === 'ENCLAVE_UNAVAILABLE' || code === 'ENCLAVE_TIMEOUT';
       throw new ServiceError(
         unavailable ? code : 'KEY_GENERATION_FAILED',
