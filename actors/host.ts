@@ -804,8 +804,14 @@ export function createActorHost(opts: HostOptions) {
     if (e && e.step > 0) return e.view;
     const row = store.get(actorId);
     if (!row) return undefined;
-    const def = defs.get(row.machine);
-    const s = def ? readRow(def, row) : (JSON.parse(row.snapshot) as StoredState);
+    let s: StoredState;
+    try {
+      const def = defs.get(row.machine);
+      s = def ? readRow(def, row) : (JSON.parse(row.snapshot) as StoredState);
+    } catch {
+      // An unreadable row (the reason it faulted, usually): what the columns say, no context.
+      s = { value: row.state ?? 'unknown', context: {} };
+    }
     return {
       actorId,
       machine: row.machine,
@@ -1038,7 +1044,12 @@ export function createActorHost(opts: HostOptions) {
       const row = store.get(actorId);
       if (!row?.faultedAt || row.done) return false;
       const def = defs.get(row.machine);
-      const state = def ? readRow(def, row) : undefined;
+      let state: StoredState | undefined;
+      try {
+        state = def ? readRow(def, row) : undefined;
+      } catch {
+        state = { value: row.state ?? 'unknown', context: {} };
+      }
       return store.transact(() => {
         const ok = store.abandon(actorId, iso());
         if (ok && def?.abandon && state) def.abandon(actorId, { value: state.value, context: state.context });

@@ -49,7 +49,9 @@ export function createWalletDefinition(
       if (snap.matches('ready')) {
         const { address, publicKey, projectId, userIdentifier, type, createdAt } = snap.context;
         if (!address || !publicKey) throw new Error(`wallet ${walletId} reached ready without key material`);
-        deps.wallets.markReady(walletId, { address, publicKey, updatedAt: at });
+        if (!deps.wallets.markReady(walletId, { address, publicKey, updatedAt: at })) {
+          throw new Error(`wallet ${walletId} has no row to make ready`);
+        }
         deps.outbox.append({
           projectId,
           type: 'wallet.created',

@@ -14,6 +14,7 @@ import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
 import { ErrorSchema } from './schemas/common.ts';
+import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
@@ -27,6 +28,7 @@ export interface AppDeps {
   signing: SigningService;
   migration: ShareMigrationService;
   admin: AdminService;
+  actors: ActorsAdmin;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
 }
@@ -92,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (admin) => {
       await admin.register(adminAuthPlugin, { adminToken: deps.adminToken });
-      await admin.register(adminRoutes, { admin: deps.admin, wallets: deps.wallets });
+      await admin.register(adminRoutes, { admin: deps.admin, wallets: deps.wallets, actors: deps.actors });
     },
     { prefix: '/admin/v1' },
   );

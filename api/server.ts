@@ -12,6 +12,7 @@ import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
+import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { allowAllSignatures, type SignaturePolicy } from './services/signature-policy.ts';
@@ -101,6 +102,7 @@ export async function startApi(
     }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator }),
+    actors: createActorsAdmin({ host, store: store.actors }),
     ready: async () => {
       let enclaveOk = false;
       try {

@@ -18,6 +18,11 @@ verbs:
   claim-wallet WALLET_ID [--user-id ID]         mark a wallet claimed: REST signing refuses it from then on
   pregenerate-wallet PROJECT_ID --type TYPE --user-identifier ID [--user-identifier-type CUSTOM_ID|EMAIL|PHONE]
                                                 the user share is printed once and kept nowhere
+  list-actors [--machine M] [--state S] [--faulted]
+                                                unfinished actors (wallets being created, …); --faulted: held for you
+  show-actor ACTOR_ID                           its state, context, pending effects and stored events
+  retry-actor ACTOR_ID                          run a faulted actor again (its stored events apply first)
+  abandon-actor ACTOR_ID                        a faulted actor never runs again (a wallet being created is removed)
 
 options:
   --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
@@ -52,6 +57,9 @@ async function main(): Promise<void> {
       'user-identifier': { type: 'string' },
       'user-identifier-type': { type: 'string', default: 'CUSTOM_ID' },
       json: { type: 'boolean', default: false },
+      machine: { type: 'string' },
+      state: { type: 'string' },
+      faulted: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -162,6 +170,45 @@ async function main(): Promise<void> {
         r,
         `wallet     ${w['id']} (${w['type']}, ${w['address']})\nuser share ${r['userShare']}\n(shown once: hand it to the user; REST signing needs migrate-share first)`,
       );
+      break;
+    }
+    case 'list-actors': {
+      const q = new URLSearchParams({ limit: '100' });
+      if (values.machine) q.set('machine', values.machine);
+      if (values.state) q.set('state', values.state);
+      if (values.faulted) q.set('faulted', 'true');
+      const rows: Array<Record<string, unknown>> = [];
+      for (let page = await call('GET', `/actors?${q}`); ; ) {
+        rows.push(...(page['data'] as Array<Record<string, unknown>>));
+        const { cursor } = page['pagination'] as { cursor: string | null };
+        if (!cursor) break;
+        q.set('cursor', cursor);
+        page = await call('GET', `/actors?${q}`);
+      }
+      print(
+        rows,
+        rows.length === 0
+          ? 'no actors'
+          : rows
+              .map(
+                (a) =>
+                  `${a['actorId']}  ${a['machine']} v${a['machineVersion']}  ${a['state']}  ${a['status']}` +
+                  (a['faultReason'] ? `  (${a['faultReason']})` : '') +
+                  (a['wakeAt'] ? `  wakes ${a['wakeAt']}` : ''),
+              )
+              .join('\n'),
+      );
+      break;
+    }
+    case 'show-actor':
+    case 'retry-actor':
+    case 'abandon-actor': {
+      const id = encodeURIComponent(need(args[0], 'ACTOR_ID'));
+      const a =
+        verb === 'show-actor'
+          ? await call('GET', `/actors/${id}`)
+          : await call('POST', `/actors/${id}/${verb === 'retry-actor' ? 'retry' : 'abandon'}`);
+      print(a, JSON.stringify(a, null, 2));
       break;
     }
     default:

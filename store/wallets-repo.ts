@@ -116,9 +116,10 @@ export function createWalletsRepo(db: Db, sqlite: Pick<Database.Database, 'inTra
         ...row,
       });
     },
-    markReady(id: string, v: { address: string; publicKey: string; updatedAt: string }): void {
+    /** Sets a wallet's key material; false when the row is not there. */
+    markReady(id: string, v: { address: string; publicKey: string; updatedAt: string }): boolean {
       cache.delete(id);
-      markReadyStmt.run({ id, ...v });
+      return markReadyStmt.run({ id, ...v }).changes === 1;
     },
     delete(id: string): void {
       cache.delete(id);

@@ -16,17 +16,22 @@ import {
 } from '../../schemas/admin.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
+import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
 import type { WalletService } from '../../services/wallets.ts';
+import { actorAdminRoutes } from './actors.ts';
 
 const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
 /** `/admin/v1`: the operator's projects, API keys, rotation and IP allowlists. */
-export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService; wallets: WalletService }> = async (
-  app,
-  { admin, wallets },
-) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<{
+  admin: AdminService;
+  wallets: WalletService;
+  actors: ActorsAdmin;
+}> = async (app, { admin, wallets, actors }) => {
+  await app.register(actorAdminRoutes, { actors });
+
   app.post(
     '/projects',
     {
