@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
 import { createActorHost } from '../actors/host.ts';
 import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
@@ -46,6 +46,8 @@ export async function startApi(
     enclaveConnectTimeoutMs?: number;
     /** The signature decision point; default: allow every signature (no policies exist yet). */
     signaturePolicy?: SignaturePolicy;
+    /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
+    maxLiveActors?: number;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
@@ -58,10 +60,17 @@ export async function startApi(
   }
   const userShares = createUserShareHandoff();
   const metrics = createMetrics();
+  let appLog: FastifyBaseLogger | undefined;
   const host = createActorHost({
     store: store.actors,
-    log: (msg, err) => (err === undefined ? console.error(msg) : console.error(msg, describeCause(err))),
+    // The app's logger once it exists (LOG_LEVEL applies); the operator's stderr before.
+    log: (msg, err) => {
+      const cause = err === undefined ? undefined : describeCause(err);
+      if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);
+      else console.error(cause === undefined ? msg : `${msg}: ${cause}`);
+    },
     onWakeLag: (ms) => metrics.actorWakeLag.observe(ms / 1000),
+    ...(opts.maxLiveActors ? { maxLive: opts.maxLiveActors } : {}),
     definitions: [
       createWalletDefinition({
         wallets: store.wallets,
@@ -79,10 +88,6 @@ export async function startApi(
     throw err;
   }
   metrics.watchActors({ live: () => host.liveCount(), counts: () => store.actors.counts() });
-  const restore = host.start().then(
-    () => metrics.actorRestore.set((host.restoreMs ?? 0) / 1000),
-    (err) => console.error('actor recovery failed', err),
-  );
 
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
@@ -120,6 +125,13 @@ export async function startApi(
       return { database: dbOk, enclave: enclaveOk, actors: host.restored };
     },
   });
+
+  appLog = app.log;
+  // Recovery runs while the API serves; /readyz says when it is done.
+  const restore = host.start().then(
+    () => metrics.actorRestore.set((host.restoreMs ?? 0) / 1000),
+    (err) => app.log.error({ cause: describeCause(err) }, 'actor recovery failed'),
+  );
 
   return {
     app,

@@ -21,7 +21,8 @@ test('migrations apply to an empty file and again to an existing one', () => {
     .prepare("select name from sqlite_master where type='table' and name not like 'sqlite_%' order by name")
     .all()
     .map((r) => (r as { name: string }).name);
-  for (const t of ['actor_snapshots', 'api_keys', 'outbox', 'projects', 'wallets']) assert.ok(tables.includes(t), t);
+  for (const t of ['actor_effects', 'actor_inbox', 'actor_snapshots', 'api_keys', 'outbox', 'projects', 'wallets'])
+    assert.ok(tables.includes(t), t);
   assert.equal(store.sqlite.pragma('journal_mode', { simple: true }), 'wal');
   assert.equal(store.sqlite.pragma('foreign_keys', { simple: true }), 1);
   assert.equal(store.sqlite.pragma('synchronous', { simple: true }), 1, 'NORMAL: the writer fsyncs the WAL itself');
@@ -83,6 +84,35 @@ test('a write resolves only after the WAL is synced; a failed sync rejects the w
   pendingSyncs[1]!(Object.assign(new Error('EIO'), { code: 'EIO' }));
   await assert.rejects(second, { code: 'STORE_SYNC_FAILED' });
   await assert.rejects(third, { code: 'STORE_SYNC_FAILED' });
+  writer.close();
+  sqlite.close();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('the writer is bounded: past maxPending new work is refused at once, finishing work is not', async () => {
+  const { file, dir } = tempDb();
+  const { sqlite } = openServiceDb(file);
+  const syncs: Array<(err: NodeJS.ErrnoException | null) => void> = [];
+  // A disk that does not return: committed batches pile up waiting for their sync.
+  const writer = createWriter(sqlite, { walFile: `${file}-wal`, datasync: (_fd, cb) => syncs.push(cb), maxPending: 3 });
+  const admitted = [writer.write(() => 1), writer.write(() => 2), writer.write(() => 3)];
+  await assert.rejects(
+    writer.write(() => 4),
+    { code: 'STORE_OVERLOADED', httpStatus: 503, transient: true },
+  );
+  const finishing = writer.write(() => 5, { bounded: false });
+  assert.equal(writer.pending, 4);
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  for (const cb of syncs) cb(null);
+  assert.deepEqual(await Promise.all([...admitted, finishing]), [1, 2, 3, 5]);
+  assert.equal(writer.pending, 0);
+  // Room again: the next write is admitted (and settles with its sync).
+  const next = writer.write(() => 6);
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  syncs[syncs.length - 1]!(null);
+  assert.equal(await next, 6);
   writer.close();
   sqlite.close();
   fs.rmSync(dir, { recursive: true });

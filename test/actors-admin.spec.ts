@@ -156,3 +156,37 @@ test('a stored actor newer than this release stops the API start, naming it (exi
     await stopProcess(enclave);
   }
 });
+
+test('past the bound of live actors, wallet creation answers 503 SERVICE_BUSY with Retry-After, nothing half-made', async () => {
+  const svc = await startTestService({}, { api: { maxLiveActors: 1 } });
+  try {
+    const { secret } = await svc.newPartner();
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        svc.v1(secret, 'POST', '/wallets', {
+          type: 'EVM',
+          userIdentifier: `busy-${i}`,
+          userIdentifierType: 'CUSTOM_ID',
+        }),
+      ),
+    );
+    const busy = answers.filter((a) => a.status === 503);
+    assert.ok(busy.length > 0, 'some creations met the bound');
+    for (const b of busy) {
+      assert.equal(b.body.code, 'SERVICE_BUSY');
+      assert.equal(b.headers.get('retry-after'), '1');
+    }
+    assert.ok(answers.every((a) => a.status === 201 || a.status === 503));
+    const listed = await svc.v1(secret, 'GET', '/wallets?limit=100');
+    assert.equal(listed.body.data.length, answers.filter((a) => a.status === 201).length, 'no wallet row for a 503');
+    // Once the burst is over, creation works again.
+    const later = await svc.v1(secret, 'POST', '/wallets', {
+      type: 'EVM',
+      userIdentifier: 'after-the-burst',
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(later.status, 201);
+  } finally {
+    await svc.stop();
+  }
+});
