@@ -89,7 +89,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
     assert.equal(health.status, 200);
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: true, enclave: true } });
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: true, enclave: true, actors: true } });
   });
 
   test('the CLI quickstart prints a project and a development key that creates a wallet', async () => {
