@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type EventObject,
-  initialTransition,
-  type SnapshotFrom,
-  type StateValue,
-  transition,
-} from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, SnapshotFrom, StateValue } from 'xstate';
 import type { ActorStore, StoredActor, StoredEffect } from '../store/actor-store.ts';
 import { ActorFaultedError, ActorVersionError, actorNotFound, actorsBusy, hostStopped } from './errors.ts';
+import { createPureTransition, type PureTransition } from './pure-transition.ts';
 
 /** An actor's state in the format this project stores: XState's `resolveState` rebuilds a snapshot from it. */
 export interface StoredState {
@@ -225,6 +218,9 @@ function reasonOf(err: unknown): string {
 export function createActorHost(opts: HostOptions) {
   const { store } = opts;
   const defs = new Map(opts.definitions.map((d) => [d.name, d]));
+  const steppers = new Map<MachineDefinition, PureTransition>(
+    opts.definitions.map((d) => [d, createPureTransition(d.machine)]),
+  );
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? ((msg: string, err?: unknown) => console.error(msg, err ?? ''));
   const maxLive = opts.maxLive ?? 10_000;
@@ -232,7 +228,7 @@ export function createActorHost(opts: HostOptions) {
   const loadWatermark = Math.max(1, Math.floor(maxLive * 0.8));
   const maxStepFailures = opts.maxStepFailures ?? 5;
   const retryBaseMs = opts.retryBaseMs ?? 100;
-  const wakeBatch = opts.wakeBatch ?? 256;
+  const wakeBatch = opts.wakeBatch ?? 1024;
   const live = new Map<string, Entry>();
   /** Reload attempts of actors dropped after a failed save, for their back-off. */
   const reloads = new Map<string, number>();
@@ -319,17 +315,19 @@ export function createActorHost(opts: HostOptions) {
     def: MachineDefinition,
     actorId: string,
     step: number,
-    actions: ReturnType<typeof transition>[1],
+    actions: ReturnType<PureTransition['next']>[1],
     intents: Map<string, Intent>,
     added: Intent[],
     after: StepOutcome['after'],
   ): void {
     for (const a of actions) {
       if (a.type === 'xstate.spawnChild') {
-        const p = a.params as { id: string; src: unknown; input: unknown };
+        const p = a.params as unknown as { id: string; src: unknown; input: unknown; systemId?: unknown };
         if (typeof p.src !== 'string' || !def.effects[p.src]) {
           throw new Error(`${def.name}: invoked source ${String(p.src)} is not one of the definition's effects`);
         }
+        if (p.systemId !== undefined)
+          throw new Error(`${def.name}: invoke ${p.id} names a systemId; the host has no system`);
         for (const [key, it] of intents) {
           if (it.invokeId === p.id) intents.delete(key);
         }
@@ -390,7 +388,7 @@ export function createActorHost(opts: HostOptions) {
       const after = [...out.after];
       try {
         const next = store.nested(() => {
-          const [n, actions] = transition(e.def.machine, snap, mail.event);
+          const [n, actions] = steppers.get(e.def)!.next(snap, mail.event);
           if (n.status === 'error') throw (n as { error?: unknown }).error ?? new Error('the machine errored');
           sortActions(e.def, e.id, nextStep, actions, intents, added, after);
           if (mail.intentKey !== undefined) intents.delete(mail.intentKey);
@@ -699,7 +697,7 @@ export function createActorHost(opts: HostOptions) {
     };
     e.view = view(e);
     const redo: Intent[] = [];
-    for (const s of store.effectsOf(actorId)) {
+    for (const s of row.hasEffects ? store.effectsOf(actorId) : []) {
       const intent: Intent = { key: s.key, invokeId: s.invokeId, src: s.src, input: s.input };
       e.intents.set(s.key, intent);
       if (def.effects[s.src]?.delivery === 'at-most-once') {
@@ -718,7 +716,7 @@ export function createActorHost(opts: HostOptions) {
         redo.push(intent);
       }
     }
-    for (const p of store.pendingEventsOf(actorId)) {
+    for (const p of row.hasPending ? store.pendingEventsOf(actorId) : []) {
       e.mailbox.push({ event: JSON.parse(p.event) as EventObject, eventId: p.eventId, pendingSeq: p.seq });
     }
     live.set(actorId, e);
@@ -908,7 +906,7 @@ export function createActorHost(opts: HostOptions) {
       admit();
       if (live.has(actorId)) throw new Error(`actor ${actorId} already exists`);
       const def = definition(name);
-      const [snap, actions] = initialTransition(def.machine, input);
+      const [snap, actions] = steppers.get(def)!.initial(input);
       const e: Entry = {
         id: actorId,
         def,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
-import { createActorHost } from '../actors/host.ts';
+import { createActorHost, type MachineDefinition } from '../actors/host.ts';
 import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
@@ -48,6 +48,8 @@ export async function startApi(
     signaturePolicy?: SignaturePolicy;
     /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
     maxLiveActors?: number;
+    /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
+    extraDefinitions?: MachineDefinition[];
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
@@ -77,6 +79,7 @@ export async function startApi(
         outbox: store.outbox,
         generateKey: createGenerateWalletKey(enclave, userShares),
       }),
+      ...(opts.extraDefinitions ?? []),
     ],
   });
   try {

@@ -16,6 +16,10 @@ export interface StoredActor {
   faultReason: string | null;
   abandonedAt: string | null;
   updatedAt: string;
+  /** 1 when the actor holds effect intents (`get` only). */
+  hasEffects?: number;
+  /** 1 when the actor has stored events waiting (`get` only). */
+  hasPending?: number;
 }
 
 /** What a step writes of the actor row itself. */
@@ -123,11 +127,14 @@ export interface ActorStore {
 /** The SQLite implementation of the actor host's storage, over the service database and its writer. */
 export function createActorStore(sqlite: Database.Database, writer: Pick<Writer, 'write'>): ActorStore {
   const q = {
+    // One statement for what loading an actor needs to know: most have no intents and no stored events.
     get: sqlite.prepare(
       `select actor_id as actorId, machine, machine_version as machineVersion, snapshot, state, done,
               wake_at as wakeAt, step, faulted_at as faultedAt, fault_reason as faultReason,
-              abandoned_at as abandonedAt, updated_at as updatedAt
-         from actor_snapshots where actor_id = ?`,
+              abandoned_at as abandonedAt, updated_at as updatedAt,
+              exists (select 1 from actor_effects e where e.actor_id = s.actor_id) as hasEffects,
+              exists (select 1 from actor_inbox i where i.actor_id = s.actor_id and i.status = 'pending') as hasPending
+         from actor_snapshots s where actor_id = ?`,
     ),
     effectsOf: sqlite.prepare(
       `select key, actor_id as actorId, invoke_id as invokeId, src, input, created_at as createdAt

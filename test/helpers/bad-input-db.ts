@@ -3,7 +3,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 /** The tables whose contents a refused request must leave untouched. */
-export const WATCHED_TABLES = ['wallets', 'projects', 'api_keys', 'actor_snapshots', 'actor_inbox', 'actor_effects', 'outbox'] as const;
+export const WATCHED_TABLES = [
+  'wallets',
+  'projects',
+  'api_keys',
+  'actor_snapshots',
+  'actor_inbox',
+  'actor_effects',
+  'outbox',
+] as const;
 
 /** Row count and a digest of every row of each table of the service database. */
 export type DbSnapshot = Record<string, { rows: number; digest: string }>;
