@@ -241,7 +241,7 @@ export function createActorHost(opts: HostOptions) {
   let timer: unknown;
   let timerFor: number | undefined;
   let waking = false;
-  let lastPurge = 0;
+  let purgeTimer: unknown;
 
   const iso = () => new Date(clock.now()).toISOString();
 
@@ -776,15 +776,23 @@ export function createActorHost(opts: HostOptions) {
         await Promise.all(pending);
         if (due.length < wakeBatch || stopped) break;
       }
-      if (clock.now() - lastPurge > PURGE_EVERY_MS) {
-        lastPurge = clock.now();
-        const before = new Date(clock.now() - INBOX_RETENTION_MS).toISOString();
-        await store.transact(() => store.purgeAppliedBefore(before, 10_000)).catch((err) => log('inbox purge', err));
-      }
     } finally {
       waking = false;
     }
     if (!stopped) arm(store.nextWakeAt());
+  }
+
+  /** Drops applied event ids past the deduplication window, hourly, a bounded number at a time. */
+  function schedulePurge(): void {
+    purgeTimer = clock.setTimer(() => {
+      const before = new Date(clock.now() - INBOX_RETENTION_MS).toISOString();
+      store
+        .transact(() => store.purgeAppliedBefore(before, 10_000))
+        .catch((err) => log('purging old inbox ids failed', err))
+        .finally(() => {
+          if (!stopped) schedulePurge();
+        });
+    }, PURGE_EVERY_MS);
   }
 
   async function wake(actorId: string, at: number): Promise<unknown> {
@@ -872,6 +880,7 @@ export function createActorHost(opts: HostOptions) {
       started = true;
       const t0 = performance.now();
       arm(store.nextWakeAt());
+      schedulePurge();
       let after = '';
       for (;;) {
         if (stopped) return;
@@ -1067,6 +1076,7 @@ export function createActorHost(opts: HostOptions) {
       stopped = true;
       if (timer !== undefined) clock.clearTimer(timer);
       timer = undefined;
+      if (purgeTimer !== undefined) clock.clearTimer(purgeTimer);
       for (const h of reloadTimers) clock.clearTimer(h);
       reloadTimers.clear();
       const busy = [...live.values()].filter((e) => e.busy);
