@@ -2,7 +2,7 @@
  * The JSON body parser: the body is read as bytes and checked once, so that what a route signs is what the
  * partner sent. Fastify's own parser decodes invalid UTF-8 to U+FFFD replacement characters (a message would
  * then be signed as text the partner never sent) and answers a `__proto__` key with "Body is not valid JSON",
- * which it is. Here:
+ * though the body is valid JSON. Here:
  * - a charset other than UTF-8 is a 415 (JSON is UTF-8, RFC 8259 §8.1; any other reading would differ);
  * - bytes that are not UTF-8 are a 400 `INVALID_JSON` naming the first bad byte and its offset;
  * - a `__proto__` key, or a `constructor` object holding `prototype`, is a 400 `INVALID_REQUEST` naming
