@@ -17,6 +17,8 @@ const fromSource = import.meta.url.endsWith('.ts');
 const EXT = fromSource ? '.ts' : '.js';
 const READY_TIMEOUT_MS = 30_000;
 const EX_CONFIG = 78;
+/** A child's exit code when another process holds the data directory, the socket or the port. */
+const EX_IN_USE = 75;
 
 interface Child {
   name: 'enclave' | 'api';
@@ -127,7 +129,9 @@ async function main(): Promise<void> {
   try {
     await Promise.all([start(enclave), start(api)]);
   } catch (err) {
-    console.error(`[supervisor] ${(err as Error).message}`);
+    // A child that stopped on a configuration error or on a running instance has printed why, in one line.
+    const code = (err as { code?: number }).code;
+    if (code !== EX_CONFIG && code !== EX_IN_USE) console.error(`[supervisor] ${(err as Error).message}`);
     await shutdown('start failed', 1);
     return;
   }

@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
 import { errorsPlugin } from './plugins/errors.ts';
+import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { type Metrics, metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { rateLimitPlugin } from './plugins/rate-limit.ts';
@@ -72,6 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.
   app.removeContentTypeParser('text/plain');
+  // JSON bodies are checked as bytes: not UTF-8 is a 400, never signed as replacement characters.
+  await app.register(jsonBodyPlugin);
   app.addSchema(ErrorSchema);
 
   await app.register(errorsPlugin);

@@ -5,8 +5,11 @@
  * `ENCLAVE_MASTER_KEY` (64 hex characters; else `$DATA_DIR/enclave/master.key`, created at first start).
  * Readiness: `{type: 'ready'}` over IPC when there is a parent channel, and one stdout line
  * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1,
- * or 78 (EX_CONFIG) when the master key is misconfigured, which the supervisor does not retry.
+ * or 78 (EX_CONFIG) when the master key is misconfigured, which the supervisor does not retry, or 75 with one
+ * line when another enclave already answers on the socket (a second start of a running instance).
  */
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { WrongMasterKeyError } from './ecies-key.ts';
 import { MasterKeyError } from './master-key.ts';
@@ -14,6 +17,34 @@ import { type RunningEnclave, startEnclave } from './server.ts';
 
 const dataDir = resolve(process.env.DATA_DIR || './data');
 const socketPath = resolve(process.env.ENCLAVE_SOCKET || join(dataDir, 'enclave.sock'));
+
+/** Exit code when another enclave answers on the socket (EX_TEMPFAIL: retry once it is free). */
+const EX_IN_USE = 75;
+
+/** Whether something accepts connections on the socket path (a leftover file from a crash does not). */
+function socketAnswers(path: string): Promise<boolean> {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((done) => {
+    const probe = connect(path);
+    probe.setTimeout(2_000, () => probe.destroy());
+    probe.on('error', () => undefined); // refused or gone: 'close' follows and answers false
+    probe.once('connect', () => {
+      probe.destroy();
+      done(true);
+    });
+    probe.once('close', () => done(false));
+  });
+}
+
+// A second start on a running instance: one line saying so, before anything of the running one is opened.
+if (await socketAnswers(socketPath)) {
+  process.stderr.write(
+    socketPath === join(dataDir, 'enclave.sock')
+      ? `enclave: another instance is running on this data directory (${dataDir}): its enclave answers on ${socketPath}\n`
+      : `enclave: the socket ${socketPath} is in use by another enclave: stop it or set ENCLAVE_SOCKET to another path\n`,
+  );
+  process.exit(EX_IN_USE);
+}
 
 let enclave: RunningEnclave;
 try {
