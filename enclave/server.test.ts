@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openRawSocket } from '../test/helpers/enclave-raw-socket.ts';
 import { createEnclaveClient, type EnclaveClient, EnclaveClientError } from './client.ts';
@@ -37,8 +37,9 @@ function rejectsWith(code: string) {
 }
 
 describe('enclave server (in-process)', () => {
-  test('files: socket 0600, enclave directory 0700', () => {
-    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o600);
+  test('files: socket 0660 in its 0750 directory, enclave directory 0700', () => {
+    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o660);
+    assert.equal(statSync(dirname(enclave.socketPath)).mode & 0o7777, 0o750);
     assert.equal(statSync(join(dataDir, 'enclave')).mode & 0o777, 0o700);
     assert.equal(statSync(join(dataDir, 'enclave', 'keys.db')).mode & 0o777, 0o600);
   });
