@@ -93,9 +93,6 @@ function start(child: Child): Promise<void> {
   });
 }
 
-/** A problem of the supervisor's own settings (users, data directory, secret sources). */
-const setupErrors = [OsUserError, DataDirError, SecretSourceError];
-
 /** The two children, as the settings and the supervisor's own user say; prepares the data directory if needed. */
 function plan(): { enclave: Child; api: Child } {
   const env = process.env;
@@ -126,15 +123,6 @@ function plan(): { enclave: Child; api: Child } {
     const socketPath = path.resolve(env['ENCLAVE_SOCKET'] || defaultSocketPath(dataDir));
     prepareDataDir({ dataDir, socketPath, codeDir: root, enclave: users.enclave, api: users.api });
   }
-  if (users.enclave.uid === users.api.uid) {
-    log(
-      `WARNING: the enclave and the API run as one OS user (${users.api.label}), so a compromised API could read ` +
-        'every key; in production start as root with ENCLAVE_USER and API_USER, or use bin/systemd/ ' +
-        '(README: "Production: two OS users")',
-    );
-  } else if (users.api.uid === 0) {
-    log('WARNING: the API runs as root, so a compromised API could read every key; set API_USER');
-  }
 
   // Secrets: read here (environment, descriptor or credential, and removed from this process's environment),
   // handed to the child that needs them on a pipe.
@@ -155,10 +143,20 @@ function plan(): { enclave: Child; api: Child } {
       startedAt: 0,
     };
   };
-  return {
+  const children = {
     enclave: make('enclave', 'enclave/main', users.enclave, SECRETS.enclave),
     api: make('api', 'api/main', users.api, SECRETS.api),
   };
+  if (users.enclave.uid === users.api.uid) {
+    log(
+      `WARNING: the enclave and the API run as one OS user (${users.api.label}), so a compromised API could read ` +
+        'every key; in production start as root with ENCLAVE_USER and API_USER, or use bin/systemd/ ' +
+        '(README: "Production: two OS users")',
+    );
+  } else if (users.api.uid === 0) {
+    log('WARNING: the API runs as root, so a compromised API could read every key; set API_USER');
+  }
+  return children;
 }
 
 async function main(): Promise<void> {
@@ -168,8 +166,9 @@ async function main(): Promise<void> {
   try {
     ({ enclave, api } = plan());
   } catch (err) {
-    if (!setupErrors.some((type) => err instanceof type)) throw err;
-    console.error(`[supervisor] ${(err as Error).message}`);
+    // Our own errors name the setting; others (a read-only or missing file system) carry the path and code.
+    const known = [OsUserError, DataDirError, SecretSourceError].some((type) => err instanceof type);
+    console.error(`[supervisor] ${known ? '' : 'could not prepare the start: '}${(err as Error).message}`);
     process.exit(1);
   }
   let stopping = false;

@@ -38,7 +38,7 @@ interface Supervisor {
 
 const running = new Set<Supervisor>();
 
-function startSupervisor(env: Record<string, string>): Supervisor {
+function startSupervisor(env: Record<string, string>, as?: { uid: number; gid: number }): Supervisor {
   const base: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', PRIVSEP_CANARY: CANARY };
   for (const name of ['ENCLAVE_MASTER_KEY', 'ADMIN_TOKEN', 'ENCLAVE_USER', 'API_USER', 'ENCLAVE_SOCKET']) {
     delete base[name];
@@ -47,6 +47,7 @@ function startSupervisor(env: Record<string, string>): Supervisor {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(as ?? {}),
   });
   let log = '';
   proc.stdout!.on('data', (d) => {
@@ -84,11 +85,31 @@ async function stop(sup: Supervisor): Promise<void> {
   assert.equal(await sup.exited, 0, sup.log());
 }
 
-after(async () => {
-  for (const sup of running) {
-    if (sup.proc.exitCode === null) process.kill(sup.proc.pid!, 'SIGKILL');
-    await sup.exited;
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
+};
+
+/** Stops a supervisor left running by a failed test: SIGTERM, then SIGKILL to it and to its children by pid. */
+async function forceStop(sup: Supervisor): Promise<void> {
+  if (sup.proc.exitCode !== null || sup.proc.signalCode !== null) return;
+  process.kill(sup.proc.pid!, 'SIGTERM');
+  const timer = setTimeout(() => {
+    for (const m of sup.log().matchAll(/starting \(pid (\d+)\)/g)) {
+      if (alive(Number(m[1]))) process.kill(Number(m[1]), 'SIGKILL');
+    }
+    if (sup.proc.exitCode === null) process.kill(sup.proc.pid!, 'SIGKILL');
+  }, 15_000);
+  await sup.exited;
+  clearTimeout(timer);
+}
+
+after(async () => {
+  for (const sup of running) await forceStop(sup);
 });
 
 const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
@@ -206,7 +227,8 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
     await ready(sup);
   });
 
-  after(() => {
+  after(async () => {
+    if (sup) await forceStop(sup);
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     for (const cache of tsxCaches) fs.rmSync(cache, { recursive: true, force: true });
   });
@@ -335,7 +357,7 @@ describe('one OS user: the supervisor started without ENCLAVE_USER and API_USER'
   });
 
   after(async () => {
-    await stop(sup);
+    if (sup) await forceStop(sup);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -349,5 +371,25 @@ describe('one OS user: the supervisor started without ENCLAVE_USER and API_USER'
   test("no secret in either child's environment, even as one user", () => {
     assertNoSecretIn(environ(sup.pid('api')), 'API');
     assertNoSecretIn(environ(sup.pid('enclave')), 'enclave');
+  });
+
+  test('ENCLAVE_USER from a supervisor that is not root is refused with one line, before anything starts', async () => {
+    // As root, the supervisor itself is started as an unprivileged uid for this.
+    const [uid] = freeUids();
+    const cache = path.join(os.tmpdir(), `tsx-${uid}`);
+    const fresh = isRoot && !fs.existsSync(cache);
+    try {
+      const refused = startSupervisor(
+        { DATA_DIR: path.join(dataDir, 'unused'), ENCLAVE_USER: 'root' },
+        isRoot ? { uid, gid: uid } : undefined,
+      );
+      assert.equal(await refused.exited, 1, refused.log());
+      assert.match(
+        refused.log(),
+        /^\[supervisor\] ENCLAVE_USER needs the supervisor started as root \(it runs as uid \d+\)\n$/,
+      );
+    } finally {
+      if (fresh) fs.rmSync(cache, { recursive: true, force: true });
+    }
   });
 });
