@@ -1,6 +1,9 @@
 /**
- * Privilege separation through the real appliance: the supervisor (`main.ts` from source, as api-crash.spec
- * runs it; its children under tsx), its enclave and its API as separate OS processes on a real data directory.
+ * Privilege separation through the real appliance: the supervisor, its enclave and its API as separate OS
+ * processes on a real data directory, from bundles built with `npm run build`'s own command (as `npm start`
+ * runs them). They are built into a directory of this suite's own, so that operator.spec's build of dist/ never
+ * rewrites a file one of them is loading; from source, the children would compile every module under tsx, and a
+ * new uid starts with an empty tsx cache, which a loaded machine took past the supervisor's 30 s to ready.
  *
  * As root, with ENCLAVE_USER and API_USER (two numeric uids without passwd entries), it attacks the boundary the
  * way a compromised API would: from a process running as the API's uid, open the key store, the master key,
@@ -37,14 +40,33 @@ interface Supervisor {
 }
 
 const running = new Set<Supervisor>();
+let buildDir = '';
+
+/** `npm run build`'s esbuild command with its own output directory, runnable outside the repository. */
+before(() => {
+  buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-privsep-build-'));
+  fs.chmodSync(buildDir, 0o755); // the children's users read the code
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { build: string };
+  };
+  const [bin, ...args] = pkg.scripts.build.split(/\s+/);
+  assert.equal(bin, 'esbuild');
+  const outArgs = args.map((a) => (a.startsWith('--outdir=') ? `--outdir=${buildDir}` : a));
+  assert.ok(outArgs.includes(`--outdir=${buildDir}`), pkg.scripts.build);
+  execFileSync(path.join(ROOT, 'node_modules/.bin/esbuild'), outArgs, { cwd: ROOT, stdio: 'inherit' });
+  // What the bundles find beside them in the repository: ESM, the packages, the migrations.
+  fs.writeFileSync(path.join(buildDir, 'package.json'), '{"type":"module"}\n');
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(buildDir, 'node_modules'));
+  fs.symlinkSync(path.join(ROOT, 'store'), path.join(buildDir, 'store'));
+});
 
 function startSupervisor(env: Record<string, string>, as?: { uid: number; gid: number }): Supervisor {
   const base: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', PRIVSEP_CANARY: CANARY };
   for (const name of ['ENCLAVE_MASTER_KEY', 'ADMIN_TOKEN', 'ENCLAVE_USER', 'API_USER', 'ENCLAVE_SOCKET']) {
     delete base[name];
   }
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: ROOT,
+  const proc = spawn(process.execPath, ['--enable-source-maps', path.join(buildDir, 'main.js')], {
+    cwd: buildDir,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(as ?? {}),
@@ -110,6 +132,7 @@ async function forceStop(sup: Supervisor): Promise<void> {
 
 after(async () => {
   for (const sup of running) await forceStop(sup);
+  if (buildDir) fs.rmSync(buildDir, { recursive: true, force: true });
 });
 
 const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
@@ -205,14 +228,9 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
   let sup: Supervisor;
   let partner: { secretKey: string };
   let wallet: { id: string; address: string };
-  const tsxCaches: string[] = [];
 
   before(async () => {
     [enclaveUid, apiUid] = freeUids();
-    for (const uid of [enclaveUid, apiUid]) {
-      const cache = path.join(os.tmpdir(), `tsx-${uid}`);
-      if (!fs.existsSync(cache)) tsxCaches.push(cache);
-    }
     dataDir = tempDataDir('wcs-privsep-');
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -230,7 +248,6 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
   after(async () => {
     if (sup) await forceStop(sup);
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-    for (const cache of tsxCaches) fs.rmSync(cache, { recursive: true, force: true });
   });
 
   test('each child runs as its own user with one group and no supplementary group; no warning', () => {
@@ -373,23 +390,39 @@ describe('one OS user: the supervisor started without ENCLAVE_USER and API_USER'
     assertNoSecretIn(environ(sup.pid('enclave')), 'enclave');
   });
 
+  test('an enclave restarted after a crash gets its master key again, on a new pipe', async () => {
+    const first = sup.pid('enclave');
+    process.kill(first, 'SIGKILL');
+    const until = Date.now() + 60_000;
+    while (!/enclave restarted/.test(sup.log())) {
+      assert.ok(Date.now() < until, sup.log());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const second = sup.pid('enclave');
+    assert.notEqual(second, first);
+    const env = environ(second);
+    assertNoSecretIn(env, 'restarted enclave');
+    assert.ok(env.includes('ENCLAVE_MASTER_KEY_FD=4'));
+    const port = /api listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(sup.log())![1];
+    let status = 0;
+    while (status !== 200 && Date.now() < until) {
+      status = (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 200, 'the restarted enclave opened its key store with the key it was handed');
+  });
+
   test('ENCLAVE_USER from a supervisor that is not root is refused with one line, before anything starts', async () => {
     // As root, the supervisor itself is started as an unprivileged uid for this.
     const [uid] = freeUids();
-    const cache = path.join(os.tmpdir(), `tsx-${uid}`);
-    const fresh = isRoot && !fs.existsSync(cache);
-    try {
-      const refused = startSupervisor(
-        { DATA_DIR: path.join(dataDir, 'unused'), ENCLAVE_USER: 'root' },
-        isRoot ? { uid, gid: uid } : undefined,
-      );
-      assert.equal(await refused.exited, 1, refused.log());
-      assert.match(
-        refused.log(),
-        /^\[supervisor\] ENCLAVE_USER needs the supervisor started as root \(it runs as uid \d+\)\n$/,
-      );
-    } finally {
-      if (fresh) fs.rmSync(cache, { recursive: true, force: true });
-    }
+    const refused = startSupervisor(
+      { DATA_DIR: path.join(dataDir, 'unused'), ENCLAVE_USER: 'root' },
+      isRoot ? { uid, gid: uid } : undefined,
+    );
+    assert.equal(await refused.exited, 1, refused.log());
+    assert.match(
+      refused.log(),
+      /^\[supervisor\] ENCLAVE_USER needs the supervisor started as root \(it runs as uid \d+\)\n$/,
+    );
   });
 });
