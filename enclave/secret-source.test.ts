@@ -81,4 +81,15 @@ describe('readSecret', () => {
         !error.message.includes('env-token'),
     );
   });
+
+  test('a credential that cannot be read stops with a message naming it', () => {
+    const credentials = join(dir, 'credentials-broken');
+    mkdirSync(join(credentials, 'admin-token'), { recursive: true }); // a directory where a file should be
+    assert.throws(
+      () => readSecret('ADMIN_TOKEN', { env: { CREDENTIALS_DIRECTORY: credentials } }),
+      (error: unknown) =>
+        error instanceof SecretSourceError &&
+        error.message === `could not read ADMIN_TOKEN (systemd credential ${join(credentials, 'admin-token')}): EISDIR`,
+    );
+  });
 });

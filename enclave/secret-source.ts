@@ -125,9 +125,14 @@ export function readSecret(
     return { value: readDescriptor(Number(fdText), origin), origin, kind: 'fd' };
   }
 
-  if (credential && given.length === 1) {
+  if (credential && given[0] === credential) {
     const origin = `${name} (systemd credential ${credential})`;
-    const bytes = readFileSync(credential);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(credential);
+    } catch (error) {
+      throw new SecretSourceError(`could not read ${origin}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    }
     if (bytes.length > MAX_SECRET_BYTES)
       throw new SecretSourceError(`${origin} holds more than ${MAX_SECRET_BYTES} bytes`);
     const value = bytes.toString('utf8');
