@@ -1,7 +1,7 @@
 /**
- * The enclave server: a Unix socket (mode 0660, in a directory of its own, 0750) speaking the framed protocol of protocol.ts, in front of the
- * key store and the crypto worker pool. `startEnclave` wires everything; enclave/main.ts runs it as its own
- * process (the deployment), tests may also run it in-process.
+ * The enclave server: a Unix socket (mode 0660, in a directory of its own, 0750) speaking the framed protocol
+ * of protocol.ts, in front of the key store and the crypto worker pool. `startEnclave` wires everything;
+ * enclave/main.ts runs it as its own process (the deployment), tests may also run it in-process.
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
