@@ -4,12 +4,27 @@
  * enclave answers (starting both at once saves the API's own load time on start-up). It restarts a child
  * that dies, with a growing back-off, and on SIGTERM/SIGINT stops the API first, then the enclave.
  *
- * The supervisor reads no configuration itself (so it stays small and starts fast): each child checks
- * its own and exits with EX_CONFIG (78) and a message naming the variable, and the supervisor then stops.
+ * The supervisor reads no configuration of the children (so it stays small and starts fast): each child
+ * checks its own and exits with EX_CONFIG (78) and a message naming the variable, and the supervisor then
+ * stops. It passes each child only the variables on its allowlist (bin/supervisor/child-env.ts), and hands
+ * secrets (ENCLAVE_MASTER_KEY to the enclave, ADMIN_TOKEN to the API) over a pipe on a file descriptor
+ * (`<NAME>_FD`), never in an environment, since `/proc/<pid>/environ` keeps a process's initial environment.
+ *
+ * Privilege separation: started as root with `ENCLAVE_USER` and `API_USER`, it prepares the data directory's
+ * ownership (bin/supervisor/data-dir.ts) and starts each child as its user. Node's fork drops root's
+ * supplementary groups (libuv calls setgroups(0) before setgid/setuid) and does not add the user's: each child
+ * has its uid and one group. A start where both children run as one user logs one warning line.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { childEnv, SECRETS } from './bin/supervisor/child-env.ts';
+import { DataDirError, prepareDataDir } from './bin/supervisor/data-dir.ts';
+import { type OsUser, OsUserError, resolveOsUser } from './bin/supervisor/os-user.ts';
+import { readSecret, SecretSourceError } from './enclave/secret-source.ts';
+import { defaultSocketPath } from './enclave/socket-path.ts';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 /** From source (`node --import tsx main.ts`) the children run as TypeScript; from dist/ as the built bundles. */
@@ -19,10 +34,18 @@ const READY_TIMEOUT_MS = 30_000;
 const EX_CONFIG = 78;
 /** A child's exit code when another process holds the data directory, the socket or the port. */
 const EX_IN_USE = 75;
+/** Descriptors 0-2 are stdio and 3 the IPC channel: secrets go on 4, 5, … */
+const FIRST_SECRET_FD = 4;
 
 interface Child {
   name: 'enclave' | 'api';
   entry: string;
+  /** The child's whole environment (allowlisted). */
+  env: Record<string, string>;
+  /** Written to the child on a pipe each time it starts; the child finds it through `<name>_FD`. */
+  secrets: Array<{ name: string; value: string }>;
+  /** Set when the supervisor runs as root and the child must run as another user. */
+  runAs?: { uid: number; gid: number };
   proc?: ChildProcess;
   restarts: number;
   startedAt: number;
@@ -34,11 +57,23 @@ const running = (p?: ChildProcess) => !!p && p.exitCode === null && p.signalCode
 /** Forks a child and resolves when it reports `{type: 'ready'}`; rejects if it exits or times out first. */
 function start(child: Child): Promise<void> {
   return new Promise((resolve, reject) => {
+    const env = { ...child.env };
+    child.secrets.forEach((secret, i) => {
+      env[`${secret.name}_FD`] = String(FIRST_SECRET_FD + i);
+    });
     const proc = fork(path.join(root, `${child.entry}${EXT}`), [], {
       execArgv: fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'],
-      env: process.env,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...child.secrets.map(() => 'pipe' as const)],
+      ...(child.runAs ?? {}),
     });
+    child.secrets.forEach((secret, i) => {
+      const pipe = proc.stdio[FIRST_SECRET_FD + i] as Writable | null;
+      // A child that dies before reading breaks the pipe: its exit is handled below, not this error.
+      pipe?.on('error', () => undefined);
+      pipe?.end(secret.value);
+    });
+    proc.once('error', (error) => reject(new Error(`${child.name} could not be started: ${error.message}`)));
     child.proc = proc;
     child.startedAt = Date.now();
     log(`${child.name} starting (pid ${proc.pid})`);
@@ -60,10 +95,84 @@ function start(child: Child): Promise<void> {
   });
 }
 
+/** The two children, as the settings and the supervisor's own user say; prepares the data directory if needed. */
+function plan(): { enclave: Child; api: Child } {
+  const env = process.env;
+  const uid = process.getuid?.() ?? 0;
+  let name = '';
+  try {
+    name = os.userInfo().username;
+  } catch {
+    // a uid without a passwd entry: the number says it
+  }
+  const self: OsUser = { uid, gid: process.getgid?.() ?? 0, label: name ? `${name} (uid ${uid})` : `uid ${uid}` };
+  const asRoot = self.uid === 0;
+  const users = { enclave: self, api: self };
+  for (const [key, variable] of [
+    ['enclave', 'ENCLAVE_USER'],
+    ['api', 'API_USER'],
+  ] as const) {
+    const value = env[variable];
+    if (!value) continue;
+    const user = resolveOsUser(variable, value);
+    if (!asRoot && (user.uid !== self.uid || user.gid !== self.gid)) {
+      throw new OsUserError(`${variable} needs the supervisor started as root (it runs as uid ${self.uid})`);
+    }
+    users[key] = user;
+  }
+  if (asRoot && (users.enclave !== self || users.api !== self)) {
+    const dataDir = path.resolve(env['DATA_DIR'] || './data');
+    const socketPath = path.resolve(env['ENCLAVE_SOCKET'] || defaultSocketPath(dataDir));
+    prepareDataDir({ dataDir, socketPath, codeDir: root, enclave: users.enclave, api: users.api });
+  }
+
+  // Secrets: read here (environment, descriptor or credential, and removed from this process's environment),
+  // handed to the child that needs them on a pipe.
+  const secretsOf = (names: readonly string[]) =>
+    names.flatMap((name) => {
+      const secret = readSecret(name, { env });
+      return secret ? [{ name, value: secret.value }] : [];
+    });
+  const make = (name: Child['name'], entry: string, user: OsUser, secrets: readonly string[]): Child => {
+    const home = user === self ? env['HOME'] : user.home;
+    return {
+      name,
+      entry,
+      env: childEnv(name, env, home ? { HOME: home } : {}),
+      secrets: secretsOf(secrets),
+      ...(user.uid !== self.uid || user.gid !== self.gid ? { runAs: { uid: user.uid, gid: user.gid } } : {}),
+      restarts: 0,
+      startedAt: 0,
+    };
+  };
+  const children = {
+    enclave: make('enclave', 'enclave/main', users.enclave, SECRETS.enclave),
+    api: make('api', 'api/main', users.api, SECRETS.api),
+  };
+  if (users.enclave.uid === users.api.uid) {
+    log(
+      `WARNING: the enclave and the API run as one OS user (${users.api.label}), so a compromised API could read ` +
+        'every key; in production start as root with ENCLAVE_USER and API_USER, or use bin/systemd/ ' +
+        '(README: "Production: two OS users")',
+    );
+  } else if (users.api.uid === 0) {
+    log('WARNING: the API runs as root, so a compromised API could read every key; set API_USER');
+  }
+  return children;
+}
+
 async function main(): Promise<void> {
   const t0 = Date.now();
-  const enclave: Child = { name: 'enclave', entry: 'enclave/main', restarts: 0, startedAt: 0 };
-  const api: Child = { name: 'api', entry: 'api/main', restarts: 0, startedAt: 0 };
+  let enclave: Child;
+  let api: Child;
+  try {
+    ({ enclave, api } = plan());
+  } catch (err) {
+    // Our own errors name the setting; others (a read-only or missing file system) carry the path and code.
+    const known = [OsUserError, DataDirError, SecretSourceError].some((type) => err instanceof type);
+    console.error(`[supervisor] ${known ? '' : 'could not prepare the start: '}${(err as Error).message}`);
+    process.exit(1);
+  }
   let stopping = false;
 
   function stopChild(child: Child): Promise<void> {

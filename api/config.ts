@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { defaultSocketPath } from '../enclave/socket-path.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
 
 /** The service's configuration, read once from the environment at boot. */
@@ -75,7 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     dataDir,
     adminToken,
-    enclaveSocket: env['ENCLAVE_SOCKET'] || path.join(dataDir, 'enclave.sock'),
+    enclaveSocket: env['ENCLAVE_SOCKET'] || defaultSocketPath(dataDir),
     chainsFile: env['CHAINS_FILE'] || undefined,
     chains,
     logLevel,

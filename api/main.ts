@@ -1,14 +1,22 @@
 /**
  * Starts the API process alone (the enclave must already be listening on its socket). `npm start`
  * runs this under the supervisor in main.ts.
+ *
+ * The admin token may come as `ADMIN_TOKEN`, `ADMIN_TOKEN_FD` (a descriptor: the supervisor's way, which
+ * keeps it out of `/proc/<pid>/environ`) or the systemd credential `admin-token`; else `$DATA_DIR/admin-token`.
+ * It is removed from `process.env` before anything else starts, so no worker thread inherits it.
  */
 import { ActorVersionError } from '../actors/errors.ts';
+import { readSecret, SecretSourceError } from '../enclave/secret-source.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';
 import { startApi } from './server.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const adminToken = readSecret('ADMIN_TOKEN', { env: process.env });
+  // A descriptor or credential usually ends with a newline; a variable is taken as it is.
+  const token = adminToken && (adminToken.kind === 'env' ? adminToken.value : adminToken.value.trim());
+  const config = loadConfig(token === undefined ? process.env : { ...process.env, ADMIN_TOKEN: token });
   // Before anything reads the database: a second instance on this data directory stops here.
   const lock = lockDataDir(config.dataDir);
   const api = await startApi(config);
@@ -39,7 +47,7 @@ const EX_CONFIG = 78;
 const EX_IN_USE = 75;
 
 main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof ActorVersionError) {
+  if (err instanceof ConfigError || err instanceof SecretSourceError || err instanceof ActorVersionError) {
     console.error(err.message);
     process.exit(EX_CONFIG);
   }

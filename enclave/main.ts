@@ -1,22 +1,28 @@
 /**
  * Entry point of the enclave process: `node --import tsx enclave/main.ts`.
  *
- * Environment: `DATA_DIR` (default ./data), `ENCLAVE_SOCKET` (default `$DATA_DIR/enclave.sock`),
- * `ENCLAVE_MASTER_KEY` (64 hex characters; else `$DATA_DIR/enclave/master.key`, created at first start).
+ * Environment: `DATA_DIR` (default ./data), `ENCLAVE_SOCKET` (default `$DATA_DIR/socket/enclave.sock`), the
+ * master key as `ENCLAVE_MASTER_KEY`, `ENCLAVE_MASTER_KEY_FD` (a descriptor to read it from: the supervisor's
+ * way, which keeps it out of `/proc/<pid>/environ`) or the systemd credential `enclave-master-key`; else
+ * `$DATA_DIR/enclave/master.key`, created at first start. Whatever was read is removed from `process.env`.
  * Readiness: `{type: 'ready'}` over IPC when there is a parent channel, and one stdout line
  * `enclave ready on <socket path>`. SIGTERM/SIGINT shut it down cleanly (exit 0); a failed start exits 1,
- * or 78 (EX_CONFIG) when the master key is misconfigured, which the supervisor does not retry, or 75 with one
- * line when another enclave already answers on the socket (a second start of a running instance).
+ * or 78 (EX_CONFIG) when the master key is misconfigured or a key file's mode is loose, which the supervisor
+ * does not retry, or 75 with one line when another enclave already answers on the socket (a second start of a
+ * running instance).
  */
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { WrongMasterKeyError } from './ecies-key.ts';
 import { MasterKeyError } from './master-key.ts';
+import { LooseModeError } from './private-file.ts';
+import { SecretSourceError } from './secret-source.ts';
 import { type RunningEnclave, startEnclave } from './server.ts';
+import { defaultSocketPath } from './socket-path.ts';
 
 const dataDir = resolve(process.env.DATA_DIR || './data');
-const socketPath = resolve(process.env.ENCLAVE_SOCKET || join(dataDir, 'enclave.sock'));
+const socketPath = resolve(process.env.ENCLAVE_SOCKET || defaultSocketPath(dataDir));
 
 /** Exit code when another enclave answers on the socket (EX_TEMPFAIL: retry once it is free). */
 const EX_IN_USE = 75;
@@ -39,7 +45,7 @@ function socketAnswers(path: string): Promise<boolean> {
 // A second start on a running instance: one line saying so, before anything of the running one is opened.
 if (await socketAnswers(socketPath)) {
   process.stderr.write(
-    socketPath === join(dataDir, 'enclave.sock')
+    socketPath === defaultSocketPath(dataDir)
       ? `enclave: another instance is running on this data directory (${dataDir}): its enclave answers on ${socketPath}\n`
       : `enclave: the socket ${socketPath} is in use by another enclave: stop it or set ENCLAVE_SOCKET to another path\n`,
   );
@@ -50,7 +56,11 @@ let enclave: RunningEnclave;
 try {
   enclave = await startEnclave({ dataDir, socketPath, env: process.env });
 } catch (error) {
-  const expected = error instanceof MasterKeyError || error instanceof WrongMasterKeyError;
+  const expected =
+    error instanceof MasterKeyError ||
+    error instanceof WrongMasterKeyError ||
+    error instanceof SecretSourceError ||
+    error instanceof LooseModeError;
   const detail = error instanceof Error ? (expected ? error.message : (error.stack ?? error.message)) : String(error);
   process.stderr.write(`enclave: failed to start: ${detail}\n`);
   process.exit(expected ? 78 : 1);

@@ -1,10 +1,13 @@
 /**
- * The enclave master key: from `ENCLAVE_MASTER_KEY` (64 hex characters) or, when that is unset, from
- * `$DATA_DIR/enclave/master.key`, created at first start with mode 0600. The key itself is never printed.
+ * The enclave master key (64 hex characters): from `ENCLAVE_MASTER_KEY`, `ENCLAVE_MASTER_KEY_FD` or the
+ * systemd credential `enclave-master-key` (see secret-source.ts), or, when none is given, from
+ * `$DATA_DIR/enclave/master.key`, created at first start with mode 0600 and refused if its mode is looser.
+ * The key itself is never printed.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from '@noble/ciphers/utils.js';
+import { readSecret, type Secret } from './secret-source.ts';
 
 export const MASTER_KEY_ENV = 'ENCLAVE_MASTER_KEY';
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
@@ -16,7 +19,7 @@ export class MasterKeyError extends Error {
 
 export interface LoadedMasterKey {
   key: Uint8Array;
-  source: 'env' | 'file';
+  source: Secret['kind'];
   /** True when this call created the key file. */
   created: boolean;
 }
@@ -45,22 +48,12 @@ export function loadMasterKey(options: {
   log?: (line: string) => void;
 }): LoadedMasterKey {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const fromEnv = options.env[MASTER_KEY_ENV];
-  if (fromEnv !== undefined) {
-    return { key: parseHexKey(fromEnv, `${MASTER_KEY_ENV}`), source: 'env', created: false };
-  }
-
   const path = masterKeyPath(options.enclaveDir);
-  if (existsSync(path)) {
-    const mode = statSync(path).mode & 0o777;
-    if ((mode & 0o077) !== 0) {
-      log(`enclave: WARNING ${path} has mode ${mode.toString(8)}; it should be 0600 (readable by its owner only)`);
-    }
-    return {
-      key: parseHexKey(readFileSync(path, 'utf8'), `the master key file ${path}`),
-      source: 'file',
-      created: false,
-    };
+  // Also removes ENCLAVE_MASTER_KEY(_FD) from `env` (the process's own), so no worker or child inherits it.
+  const given = readSecret(MASTER_KEY_ENV, { env: options.env, file: path, what: 'the enclave master key' });
+  if (given) {
+    const origin = given.kind === 'file' ? `the master key file ${path}` : given.origin;
+    return { key: parseHexKey(given.value, origin), source: given.kind, created: false };
   }
 
   if (options.keyStoreExists) {

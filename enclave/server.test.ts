@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openRawSocket } from '../test/helpers/enclave-raw-socket.ts';
 import { createEnclaveClient, type EnclaveClient, EnclaveClientError } from './client.ts';
@@ -37,8 +37,9 @@ function rejectsWith(code: string) {
 }
 
 describe('enclave server (in-process)', () => {
-  test('files: socket 0600, enclave directory 0700', () => {
-    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o600);
+  test('files: socket 0660 in its 0750 directory, enclave directory 0700', () => {
+    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o660);
+    assert.equal(statSync(dirname(enclave.socketPath)).mode & 0o7777, 0o750);
     assert.equal(statSync(join(dataDir, 'enclave')).mode & 0o777, 0o700);
     assert.equal(statSync(join(dataDir, 'enclave', 'keys.db')).mode & 0o777, 0o600);
   });
@@ -233,6 +234,44 @@ describe('enclave restart (in-process)', () => {
       assert.deepEqual(await c2.getEciesPublicKey(), ecies);
       await c2.close();
       await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a socket directory other users may write to is used, with a warning; a fresh one is 0750', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enclave-sockdir-'));
+    try {
+      const shared = join(dir, 'shared');
+      mkdirSync(shared);
+      chmodSync(shared, 0o1777);
+      const lines: string[] = [];
+      const masterKey = new Uint8Array(randomBytes(32));
+      const loose = await startEnclave({
+        dataDir: dir,
+        socketPath: join(shared, 'e.sock'),
+        masterKey,
+        threads: 1,
+        log: (line) => lines.push(line),
+      });
+      await loose.close();
+      assert.equal(
+        lines.filter((line) => line.includes(`socket directory ${shared} (mode 01777)`)).length,
+        1,
+        lines.join('\n'),
+      );
+      assert.equal(statSync(shared).mode & 0o7777, 0o1777, 'an existing directory is left as it is');
+
+      const fresh = join(dir, 'fresh', 'sock');
+      const own = await startEnclave({
+        dataDir: dir,
+        socketPath: join(fresh, 'e.sock'),
+        masterKey,
+        threads: 1,
+        log: (line) => lines.push(line),
+      });
+      await own.close();
+      assert.equal(statSync(fresh).mode & 0o7777, 0o750);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

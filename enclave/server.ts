@@ -1,19 +1,21 @@
 /**
- * The enclave server: a Unix socket (mode 0600) speaking the framed protocol of protocol.ts, in front of the
- * key store and the crypto worker pool. `startEnclave` wires everything; enclave/main.ts runs it as its own
- * process (the deployment), tests may also run it in-process.
+ * The enclave server: a Unix socket (mode 0660, in a directory of its own, 0750) speaking the framed protocol
+ * of protocol.ts, in front of the key store and the crypto worker pool. `startEnclave` wires everything;
+ * enclave/main.ts runs it as its own process (the deployment), tests may also run it in-process.
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createCryptoPool } from './crypto-pool.ts';
 import { ensureEciesKey } from './ecies-key.ts';
 import { createFrameDecoder, encodeFrame, parseRequest } from './framing.ts';
 import { createKeyStore } from './key-store.ts';
 import { createKeyWriter, type KeyWriter } from './key-writer.ts';
 import { loadMasterKey } from './master-key.ts';
+import { assertPrivateFile, octalMode } from './private-file.ts';
 import { type EnclaveReply, MAX_FRAME_BYTES } from './protocol.ts';
 import { createRequestHandler, type RequestHandler } from './request-handler.ts';
+import { defaultSocketPath } from './socket-path.ts';
 
 /** Longest Unix socket path that fits `sockaddr_un` on Linux (108 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH_BYTES = 107;
@@ -23,7 +25,7 @@ const DRAIN_TIMEOUT_MS = 10_000;
 export interface StartEnclaveOptions {
   /** `$DATA_DIR`: the enclave keeps its files in `<dataDir>/enclave/`. */
   dataDir: string;
-  /** Defaults to `<dataDir>/enclave.sock`. */
+  /** Defaults to `<dataDir>/socket/enclave.sock`. */
   socketPath?: string;
   /** 32 bytes. When absent: `ENCLAVE_MASTER_KEY` from `env`, else `<dataDir>/enclave/master.key`. */
   masterKey?: Uint8Array;
@@ -131,8 +133,9 @@ function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () 
 function listen(server: Server, socketPath: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     server.once('error', reject);
-    // The umask makes the socket 0600 from the moment it exists; chmod below makes sure of it.
-    const previousUmask = process.umask(0o177);
+    // The umask makes the socket 0660 from the moment it exists (the API's user reaches it through the
+    // directory's group); chmod below makes sure of it.
+    const previousUmask = process.umask(0o117);
     try {
       server.listen(socketPath, () => {
         server.off('error', reject);
@@ -145,14 +148,37 @@ function listen(server: Server, socketPath: string): Promise<void> {
 }
 
 /**
- * Starts an enclave: creates `<dataDir>/enclave/` (0700), loads the master key, opens the key store, starts the
- * worker pool, ensures the ECIES key, then listens on the socket (0600, replacing a stale socket file).
+ * The socket's directory: created 0750 when missing. Its group decides who may connect: the supervisor,
+ * started as root, prepares it with the API user's group and the setgid bit, so the socket takes that group.
+ * An existing directory is left as it is (it may be shared), with a warning when users other than its owner
+ * can write to it, since they could put their own socket in the enclave's place while it restarts.
+ */
+function ensureSocketDir(dir: string, log: (line: string) => void): void {
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o750 });
+    chmodSync(dir, 0o750); // the umask may have narrowed it
+    return;
+  }
+  const mode = statSync(dir).mode;
+  if ((mode & 0o022) !== 0) {
+    log(
+      `enclave: WARNING the socket directory ${dir} (mode ${octalMode(mode)}) is writable by other users: one of ` +
+        `them could put its own socket in the enclave's place. Give the socket a directory of its own ` +
+        `(owner the enclave's user, group the API's, mode 0750).`,
+    );
+  }
+}
+
+/**
+ * Starts an enclave: creates `<dataDir>/enclave/` (0700), refuses key files other users may read, loads the
+ * master key, opens the key store, starts the worker pool, ensures the ECIES key, then listens on the socket
+ * (0660 in its 0750 directory, replacing a stale socket file).
  * Throws (after releasing what it started) if any step fails, or if another enclave is live on the socket.
  */
 export async function startEnclave(options: StartEnclaveOptions): Promise<RunningEnclave> {
   const log = options.log ?? stderrLog;
   const dataDir = resolve(options.dataDir);
-  const socketPath = resolve(options.socketPath ?? join(dataDir, 'enclave.sock'));
+  const socketPath = resolve(options.socketPath ?? defaultSocketPath(dataDir));
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
     throw new Error(`enclave socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes: ${socketPath}`);
   }
@@ -161,6 +187,8 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
   mkdirSync(enclaveDir, { recursive: true, mode: 0o700 });
   if ((statSync(enclaveDir).mode & 0o777) !== 0o700) chmodSync(enclaveDir, 0o700);
   const dbPath = join(enclaveDir, 'keys.db');
+  for (const suffix of ['', '-wal', '-shm']) assertPrivateFile(dbPath + suffix, 'the sealed key store');
+  ensureSocketDir(dirname(socketPath), log);
 
   const masterKey =
     options.masterKey ??
@@ -199,7 +227,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     });
     server.on('error', (error) => log(`enclave: socket server error: ${error.message}`));
     await listen(server, socketPath);
-    chmodSync(socketPath, 0o600);
+    chmodSync(socketPath, 0o660);
 
     const runningPool = pool;
     const runningWriter = writer;

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -14,6 +14,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { createEnclaveClient, type EnclaveClient, EnclaveClientError } from '../enclave/client.ts';
 import { encodeFrame } from '../enclave/framing.ts';
 import { MAX_FRAME_BYTES } from '../enclave/protocol.ts';
+import { defaultSocketPath } from '../enclave/socket-path.ts';
 import { type EnclaveProcess, spawnEnclave } from './helpers/enclave-process.ts';
 import { openRawSocket } from './helpers/enclave-raw-socket.ts';
 
@@ -63,12 +64,13 @@ describe('enclave process', () => {
   test('starts, reports ready, and answers ping', async () => {
     // The IPC 'ready' message and the stdout line travel on different pipes: give the line a moment.
     for (let i = 0; i < 40 && enclave.stdout() === ''; i++) await sleep(25);
-    assert.equal(enclave.stdout(), `enclave ready on ${join(dataDir, 'enclave.sock')}\n`);
+    assert.equal(enclave.stdout(), `enclave ready on ${defaultSocketPath(dataDir)}\n`);
     assert.deepEqual(await client.ping(), { status: 'ok' });
   });
 
-  test('keeps its files private: socket and master key 0600, enclave directory 0700', () => {
-    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o600);
+  test('keeps its files private: master key 0600, enclave directory 0700; socket 0660 in its 0750 directory', () => {
+    assert.equal(statSync(enclave.socketPath).mode & 0o777, 0o660);
+    assert.equal(statSync(dirname(enclave.socketPath)).mode & 0o7777, 0o750);
     assert.equal(statSync(join(dataDir, 'enclave')).mode & 0o777, 0o700);
     const keyFile = join(dataDir, 'enclave', 'master.key');
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
@@ -211,6 +213,25 @@ describe('enclave process configuration', () => {
       return true;
     });
   });
+
+  for (const file of ['master.key', 'keys.db', 'keys.db-wal']) {
+    test(`a ${file} that other users may read stops the start (78), naming the file and the fix`, async () => {
+      const dataDir = freshDir();
+      mkdirSync(join(dataDir, 'enclave'), { mode: 0o700 });
+      const path = join(dataDir, 'enclave', file);
+      writeFileSync(path, file === 'master.key' ? `${'33'.repeat(32)}\n` : '', { mode: 0o600 });
+      if (file !== 'master.key')
+        writeFileSync(join(dataDir, 'enclave', 'master.key'), `${'33'.repeat(32)}\n`, { mode: 0o600 });
+      chmodSync(path, 0o640);
+      await assert.rejects(start(dataDir), (error: unknown) => {
+        assert.match(String(error), /exited \(78\)/, 'EX_CONFIG: the supervisor does not retry');
+        assert.ok(String(error).includes(`${path} (`), String(error));
+        assert.ok(String(error).includes(`chmod 600 ${path}`), String(error));
+        return true;
+      });
+      assert.equal(statSync(path).mode & 0o777, 0o640, 'the mode is reported, not silently fixed');
+    });
+  }
 
   test('a master key other than the one the store was sealed with is refused', async () => {
     const dataDir = freshDir();

@@ -78,11 +78,12 @@ describe('npm start: the supervisor on an empty data directory', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('generates the admin token and master key, socket and database files, all mode 0600, and says so', async () => {
-    for (const f of ['admin-token', 'enclave/master.key', 'enclave.sock', 'service.db', 'service.db-wal']) {
+  test('generates the admin token, master key and database files (0600) and the socket (0660), and says so', async () => {
+    for (const f of ['admin-token', 'enclave/master.key', 'service.db', 'service.db-wal']) {
       const mode = fs.statSync(path.join(dataDir, f)).mode & 0o777;
       assert.equal(mode, 0o600, f);
     }
+    assert.equal(fs.statSync(path.join(dataDir, 'socket/enclave.sock')).mode & 0o777, 0o660);
     assert.match(log, /BACK IT UP/);
     assert.doesNotMatch(log, new RegExp(fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()));
     const health = await fetch(`${url}/healthz`);
@@ -208,7 +209,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
     process.kill(sup.pid!, 'SIGTERM');
     assert.equal(await exit, 0);
     for (const p of pids) assert.equal(alive(p), false, `child ${p} is gone`);
-    assert.equal(fs.existsSync(path.join(dataDir, 'enclave.sock')), false);
+    assert.equal(fs.existsSync(path.join(dataDir, 'socket/enclave.sock')), false);
   });
 });
 

@@ -2,8 +2,8 @@
  * Runs the real enclave as a child process (`node --import tsx enclave/main.ts`) for tests and benchmarks.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultSocketPath } from '../../enclave/socket-path.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -29,7 +29,7 @@ export function spawnEnclave(options: {
   env?: Record<string, string>;
   readyTimeoutMs?: number;
 }): Promise<EnclaveProcess> {
-  const socketPath = options.env?.ENCLAVE_SOCKET ?? join(options.dataDir, 'enclave.sock');
+  const socketPath = options.env?.ENCLAVE_SOCKET ?? defaultSocketPath(options.dataDir);
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: options.dataDir, ...options.env };
   if (!options.env || !('ENCLAVE_MASTER_KEY' in options.env)) delete env.ENCLAVE_MASTER_KEY;
   const child = spawn(process.execPath, ['--import', 'tsx', 'enclave/main.ts'], {
