@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { defaultSocketPath } from '../enclave/socket-path.ts';
 import { freePort } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
@@ -92,7 +93,7 @@ describe('a second start beside a running instance', () => {
   async function firstStillServes(): Promise<void> {
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.ok(fs.existsSync(path.join(dataDir, 'enclave.sock')));
+    assert.ok(fs.existsSync(defaultSocketPath(dataDir)));
   }
 
   test('npm start on the same data directory (another port): one line, exit non-zero, the first one unharmed', async () => {
@@ -125,7 +126,7 @@ describe('a second start beside a running instance', () => {
 
   test("npm start with ENCLAVE_SOCKET on the running enclave's socket: one line naming the socket", async () => {
     const otherDir = tempDataDir();
-    const socket = path.join(dataDir, 'enclave.sock');
+    const socket = defaultSocketPath(dataDir);
     try {
       const exit = await startToExit('main.js', {
         DATA_DIR: otherDir,
