@@ -5,15 +5,16 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { startApi } from './server.ts';
 
+const httpUrl = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const api = await startApi(config);
-  await api.app.listen({ port: config.port, host: config.host });
-  const addr = api.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const { port, adminPort } = await api.listen();
   api.app.log.info(`admin token: ${api.adminTokenSource}`);
-  console.log(`api listening on http://${config.host}:${port} (docs at /docs)`);
-  if (process.send) process.send({ type: 'ready', port });
+  console.log(`api listening on ${httpUrl(config.host, port)} (docs at /docs)`);
+  console.log(`admin API listening on ${httpUrl(config.adminHost, adminPort)} (/admin/v1, /metrics)`);
+  if (process.send) process.send({ type: 'ready', port, adminPort });
   api.warm();
 
   let closing = false;

@@ -7,7 +7,7 @@ import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
-import { buildApp } from './app.ts';
+import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
 import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
 import { createAuthenticator } from './plugins/auth.ts';
@@ -19,9 +19,17 @@ import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
 export interface RunningApi {
+  /** The public listener's application (`/v1`, health, OpenAPI). */
   app: FastifyInstance;
+  /** The admin listener's application (`/admin/v1`, `/metrics`, health). */
+  adminApp: FastifyInstance;
   /** Where the admin token came from (a file path or ADMIN_TOKEN). */
   adminTokenSource: string;
+  /**
+   * Listens on both: the public listener on HOST:PORT, the admin listener on ADMIN_HOST:ADMIN_PORT (either
+   * port 0 takes a free one). Answers the ports actually bound.
+   */
+  listen(): Promise<{ port: number; adminPort: number }>;
   /** Starts background workers ahead of need (after listening, so that it does not delay readiness). */
   warm(): void;
   close(): Promise<void>;
@@ -66,7 +74,7 @@ export async function startApi(
   const metrics = createMetrics();
   const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
-  const app = await buildApp({
+  const deps: AppDeps = {
     config,
     adminToken: token,
     authenticator,
@@ -96,16 +104,28 @@ export async function startApi(
       }
       return { database: dbOk, enclave: enclaveOk };
     },
-  });
+  };
+  const app = await buildApp(deps);
+  const adminApp = await buildAdminApp(deps);
+  const boundPort = (a: FastifyInstance) => {
+    const addr = a.server.address();
+    return typeof addr === 'object' && addr ? addr.port : 0;
+  };
 
   return {
     app,
+    adminApp,
     adminTokenSource: source,
+    async listen() {
+      await adminApp.listen({ port: config.adminPort, host: config.adminHost });
+      await app.listen({ port: config.port, host: config.host });
+      return { port: boundPort(app), adminPort: boundPort(adminApp) };
+    },
     warm() {
       chainPool.warm();
     },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), adminApp.close()]);
       await chainPool.close();
       await host.stop();
       await enclave.close();
