@@ -96,6 +96,7 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
   await app.register(httpLimitsPlugin, {
     maxConnections: listener === 'public' ? deps.config.http.maxConnections : ADMIN_MAX_CONNECTIONS,
     onRefused,
+    onDropped: () => deps.metrics.httpDropped.inc({ listener }),
   });
   await app.register(metricsPlugin, { metrics: deps.metrics, serve: listener === 'admin' });
   return app;

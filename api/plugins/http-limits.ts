@@ -117,19 +117,29 @@ export function httpServerOptions(
  * HTTP/1.1 request without Host: a bare 400).
  */
 export const httpLimitsPlugin = fp(
-  async (app: FastifyInstance, opts: { maxConnections: number; onRefused?: (status: number) => void }) => {
+  async (
+    app: FastifyInstance,
+    opts: { maxConnections: number; onRefused?: (status: number) => void; onDropped?: () => void },
+  ) => {
     const refused = opts.onRefused ?? (() => undefined);
     // Beyond the cap Node closes a new connection as it accepts it: no file descriptor or memory is held.
     app.server.maxConnections = opts.maxConnections;
+    const dropped = opts.onDropped;
+    if (dropped) app.server.on('drop', () => dropped());
 
     app.server.on('checkExpectation', (_req: http.IncomingMessage, res: http.ServerResponse) => {
       refused(417);
       const answer = { status: 417, code: 'EXPECTATION_FAILED', message: 'only Expect: 100-continue is supported' };
       const requestId = randomUUID();
+      const json = JSON.stringify({ code: answer.code, message: answer.message, requestId });
       res.shouldKeepAlive = false;
       res
-        .writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId })
-        .end(JSON.stringify({ code: answer.code, message: answer.message, requestId }));
+        .writeHead(417, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(json),
+          'x-request-id': requestId,
+        })
+        .end(json);
     });
     app.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
       refused(405);

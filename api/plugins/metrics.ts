@@ -27,6 +27,12 @@ export function createMetrics() {
       labelNames: ['listener', 'status'] as const,
       registers: [registry],
     }),
+    httpDropped: new Counter({
+      name: 'http_connections_dropped_total',
+      help: 'Connections closed as they were accepted because the listener was at its connection cap, by listener',
+      labelNames: ['listener'] as const,
+      registers: [registry],
+    }),
     adminAuthFailures: new Counter({
       name: 'admin_auth_failures_total',
       help: 'Admin API requests refused for a missing or wrong admin token',
