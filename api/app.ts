@@ -5,7 +5,7 @@ import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { adminRateLimitPlugin } from './plugins/admin-rate-limit.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
 import { errorsPlugin } from './plugins/errors.ts';
-import { httpLimitsPlugin, httpServerOptions } from './plugins/http-limits.ts';
+import { connectionCap, httpLimitsPlugin, httpServerOptions, openFileLimit } from './plugins/http-limits.ts';
 import { type Metrics, metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { rateLimitPlugin } from './plugins/rate-limit.ts';
@@ -93,9 +93,18 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
 
   await app.register(errorsPlugin);
   await app.register(requestIdPlugin);
+  const configured = deps.config.http.maxConnections;
+  const cap = listener === 'public' ? connectionCap(configured) : ADMIN_MAX_CONNECTIONS;
+  if (listener === 'public' && cap < configured) {
+    app.log.warn(
+      `HTTP_MAX_CONNECTIONS=${configured} does not fit the open-file limit (${openFileLimit()}): the public listener ` +
+        `takes at most ${cap} connections; raise the limit (LimitNOFILE=, ulimit -n) or lower HTTP_MAX_CONNECTIONS`,
+    );
+  }
   await app.register(httpLimitsPlugin, {
-    maxConnections: listener === 'public' ? deps.config.http.maxConnections : ADMIN_MAX_CONNECTIONS,
+    maxConnections: cap,
     onRefused,
+    onEvicted: () => deps.metrics.httpEvicted.inc({ listener }),
     onDropped: () => deps.metrics.httpDropped.inc({ listener }),
   });
   await app.register(metricsPlugin, { metrics: deps.metrics, serve: listener === 'admin' });

@@ -1,13 +1,44 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { HttpLimits } from '../config.ts';
 import { ServiceError } from '../errors.ts';
+import { guardConnections } from './connection-guard.ts';
 
 /** Largest request head (request line and headers) a listener reads; beyond it a 431. */
 export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Open files the API keeps beyond its connections: databases, the enclave socket, worker threads, the
+ * admin listener, outbound calls.
+ */
+export const RESERVED_FILES = 1024;
+
+/** This process's soft open-file limit on Linux (Node raises it to the hard limit at start); else undefined. */
+export function openFileLimit(): number | undefined {
+  try {
+    const line = fs
+      .readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s+/)[3]);
+    return Number.isFinite(soft) && soft > 0 ? soft : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The public listener's connection cap: HTTP_MAX_CONNECTIONS, lowered to fit the open-file limit (a
+ * listener that runs out of descriptors would also starve the database and the enclave socket).
+ */
+export function connectionCap(configured: number, fileLimit = openFileLimit()): number {
+  if (fileLimit === undefined) return configured;
+  return Math.max(1, Math.min(configured, fileLimit - RESERVED_FILES));
+}
 
 /** What a connection-level refusal answers, in the service's envelope. */
 export interface ClientErrorAnswer {
@@ -112,20 +143,25 @@ export function httpServerOptions(
 }
 
 /**
- * Per-listener edges the server options cannot express: the connection cap, and the requests Node would
- * answer itself without the envelope (an `Expect` it does not support: 417; CONNECT: nothing at all; an
- * HTTP/1.1 request without Host: a bare 400).
+ * Per-listener edges the server options cannot express: the connection cap (see guardConnections), and
+ * the requests Node would answer itself without the envelope (an `Expect` it does not support: 417;
+ * CONNECT: nothing at all; an HTTP/1.1 request without Host: a bare 400).
  */
 export const httpLimitsPlugin = fp(
   async (
     app: FastifyInstance,
-    opts: { maxConnections: number; onRefused?: (status: number) => void; onDropped?: () => void },
+    opts: {
+      maxConnections: number;
+      onRefused?: (status: number) => void;
+      onEvicted?: () => void;
+      onDropped?: () => void;
+    },
   ) => {
     const refused = opts.onRefused ?? (() => undefined);
-    // Beyond the cap Node closes a new connection as it accepts it: no file descriptor or memory is held.
-    app.server.maxConnections = opts.maxConnections;
-    const dropped = opts.onDropped;
-    if (dropped) app.server.on('drop', () => dropped());
+    guardConnections(app.server, opts.maxConnections, {
+      ...(opts.onEvicted ? { onEvicted: opts.onEvicted } : {}),
+      ...(opts.onDropped ? { onDropped: opts.onDropped } : {}),
+    });
 
     app.server.on('checkExpectation', (_req: http.IncomingMessage, res: http.ServerResponse) => {
       refused(417);

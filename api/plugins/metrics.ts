@@ -27,9 +27,15 @@ export function createMetrics() {
       labelNames: ['listener', 'status'] as const,
       registers: [registry],
     }),
+    httpEvicted: new Counter({
+      name: 'http_connections_evicted_total',
+      help: 'Connections closed at the connection cap to admit a new one: the longest without progress, still sending its request or idle, by listener',
+      labelNames: ['listener'] as const,
+      registers: [registry],
+    }),
     httpDropped: new Counter({
       name: 'http_connections_dropped_total',
-      help: 'Connections closed as they were accepted because the listener was at its connection cap, by listener',
+      help: 'New connections closed at the connection cap because every open one was being answered, by listener',
       labelNames: ['listener'] as const,
       registers: [registry],
     }),
