@@ -44,6 +44,8 @@ interface SwarmStats {
   connectErrors: number;
   /** Median lifetime of the connections the service answered with a 408, in ms. */
   p50LifetimeMs: number;
+  /** CPU the swarm process has used so far (user + system), in seconds. */
+  cpuSeconds: number;
   fdLimit: string;
 }
 
@@ -149,6 +151,7 @@ async function swarm(target: string, count: number, apiKey: string, offset: numb
     process.send?.({
       ...stats,
       p50LifetimeMs: sorted.length ? Math.round(sorted[Math.floor(sorted.length / 2)]!) : 0,
+      cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
       fdLimit: fdLimitOfSelf(),
     } satisfies SwarmStats);
   }, 500);
@@ -174,6 +177,8 @@ interface ApiSample {
   dropped: number;
   refused408: number;
   cpuSeconds: number;
+  /** p99 of the event loop's delay since the previous scrape (prom-client resets it on each). */
+  lagP99Ms: number;
 }
 
 async function sampleApi(adminUrl: string): Promise<ApiSample> {
@@ -188,6 +193,7 @@ async function sampleApi(adminUrl: string): Promise<ApiSample> {
     dropped: value(/^http_connections_dropped_total\{listener="public"\} (\S+)/m) || 0,
     refused408: value(/^http_refused_total\{listener="public",status="408"\} (\S+)/m) || 0,
     cpuSeconds: value(/^process_cpu_seconds_total (\S+)/m),
+    lagP99Ms: value(/^nodejs_eventloop_lag_p99_seconds (\S+)/m) * 1000,
   };
 }
 
@@ -198,14 +204,17 @@ async function sampleApi(adminUrl: string): Promise<ApiSample> {
 async function peakRssDuring<T>(
   adminUrl: string,
   work: Promise<T>,
-): Promise<{ result: T; peakMb: number; cpuPercent: number }> {
+): Promise<{ result: T; peakMb: number; cpuPercent: number; lagP99Ms: number }> {
   const t0 = performance.now();
   const cpu0 = (await sampleApi(adminUrl)).cpuSeconds;
   let peakMb = 0;
+  let lagP99Ms = 0;
   let done = false;
   const sampler = (async () => {
     while (!done) {
-      peakMb = Math.max(peakMb, (await sampleApi(adminUrl)).rssMb);
+      const sample = await sampleApi(adminUrl);
+      peakMb = Math.max(peakMb, sample.rssMb);
+      lagP99Ms = Math.max(lagP99Ms, sample.lagP99Ms);
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
@@ -213,7 +222,7 @@ async function peakRssDuring<T>(
   done = true;
   await sampler;
   const cpuPercent = (100 * ((await sampleApi(adminUrl)).cpuSeconds - cpu0)) / ((performance.now() - t0) / 1000);
-  return { result, peakMb, cpuPercent };
+  return { result, peakMb, cpuPercent, lagP99Ms };
 }
 
 function line(name: string, r: autocannon.Result, extra = ''): void {
@@ -281,7 +290,7 @@ async function main(): Promise<void> {
     line(
       'GET /v1/wallets/{id}, 32 conns, alone',
       alone.result,
-      `   API RSS peak ${alone.peakMb.toFixed(0)} MB, CPU ${alone.cpuPercent.toFixed(0)}%`,
+      `   API RSS peak ${alone.peakMb.toFixed(0)} MB, CPU ${alone.cpuPercent.toFixed(0)}%, event-loop delay p99 ≤ ${alone.lagP99Ms.toFixed(0)} ms`,
     );
     const before = await sampleApi(adminUrl);
 
@@ -320,6 +329,7 @@ async function main(): Promise<void> {
         closedSilently: sum('closedSilently'),
         connectErrors: sum('connectErrors'),
         p50LifetimeMs: Math.max(0, ...partStats.map((s) => s?.p50LifetimeMs ?? 0)),
+        cpuSeconds: partStats.reduce((a, s) => a + (s?.cpuSeconds ?? 0), 0),
         fdLimit: `${parts} process(es), each ${partStats[0]?.fdLimit ?? 'unknown'}`,
       };
     };
@@ -331,17 +341,20 @@ async function main(): Promise<void> {
     console.log(
       `swarm: ${SLOW} slow clients asked for, ${arrived.open} open now, ${arrived.opened} connections made in ${((Date.now() - tArrive) / 1000).toFixed(0)} s (swarm ${arrived.fdLimit})`,
     );
+    const tMeasure = performance.now();
     const underSwarm = await peakRssDuring(adminUrl, measure());
+    const swarmCpuPercent = (100 * (stats().cpuSeconds - arrived.cpuSeconds)) / ((performance.now() - tMeasure) / 1000);
     const during = await sampleApi(adminUrl);
     const end = stats();
     line(
       `the same beside ${SLOW} slow clients`,
       underSwarm.result,
-      `   API RSS peak ${underSwarm.peakMb.toFixed(0)} MB, CPU ${underSwarm.cpuPercent.toFixed(0)}%`,
+      `   API RSS peak ${underSwarm.peakMb.toFixed(0)} MB, CPU ${underSwarm.cpuPercent.toFixed(0)}%, event-loop delay p99 ≤ ${underSwarm.lagP99Ms.toFixed(0)} ms`,
     );
     console.log(
       `  swarm while measured: ${end.open} open, closed by the service ${end.closedByServer} (408 answers ${end.answered408}, ` +
-        `median life ${end.p50LifetimeMs} ms; closed unanswered (at the cap) ${end.closedSilently}), connect errors ${end.connectErrors}`,
+        `median life ${end.p50LifetimeMs} ms; closed unanswered (at the cap) ${end.closedSilently}), connect errors ${end.connectErrors}; ` +
+        `swarm CPU ${swarmCpuPercent.toFixed(0)}% (of the same ${os.cpus().length} cores)`,
     );
     console.log(
       `  API: ${during.openFds} open files, at the cap ${during.evicted - before.evicted} slow connections closed ` +
