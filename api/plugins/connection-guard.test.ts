@@ -14,7 +14,14 @@ let release: () => void = () => undefined;
 let held = new Promise<void>((r) => {
   release = r;
 });
-const counts = { evicted: 0, dropped: 0 };
+const counts = { evicted: 0, dropped: 0, connections: 0, requests: 0 };
+
+/** Waits for `pred` (a machine under load may take a while; the test never relies on a fixed delay). */
+async function until(pred: () => boolean, what: string): Promise<void> {
+  for (const t0 = Date.now(); !pred(); await sleep(5)) {
+    if (Date.now() - t0 > 10_000) throw new Error(`timed out waiting for ${what}`);
+  }
+}
 
 before(async () => {
   server = http.createServer((req, res) => {
@@ -23,6 +30,14 @@ before(async () => {
       if (req.url === '/hold') void held.then(() => res.end('held'));
       else res.end('ok');
     });
+  });
+  // Registered before the guard's own listeners, so a count here means the guard has seen it too once
+  // the event loop turns.
+  server.on('connection', () => {
+    counts.connections += 1;
+  });
+  server.on('request', () => {
+    counts.requests += 1;
   });
   guardConnections(server, CAP, {
     onEvicted: () => {
@@ -47,7 +62,12 @@ interface Client {
   data: string;
 }
 
-async function connect(first?: string): Promise<Client> {
+/**
+ * Opens a connection, writes `first`, and waits until the server has seen the connection and, per
+ * `wait`, the request head or the whole answer.
+ */
+async function connect(first?: string, wait: 'connection' | 'request' | 'answer' = 'connection'): Promise<Client> {
+  const seen = { connections: counts.connections, requests: counts.requests };
   const c: Client = { socket: net.connect(port, '127.0.0.1'), closed: false, data: '' };
   c.socket.on('data', (d) => {
     c.data += String(d);
@@ -57,8 +77,11 @@ async function connect(first?: string): Promise<Client> {
     c.closed = true;
   });
   await new Promise((r) => c.socket.once('connect', r));
+  await until(() => counts.connections > seen.connections, 'the server to see the connection');
   if (first) c.socket.write(first);
-  await sleep(30); // the server has seen the connection (and the bytes)
+  if (wait === 'request') await until(() => counts.requests > seen.requests, 'the request head');
+  if (wait === 'answer') await until(() => /\r\n\r\n/.test(c.data) || c.closed, 'an answer');
+  await sleep(1); // a turn of the event loop: the guard's listeners ran
   return c;
 }
 
@@ -68,21 +91,23 @@ describe('guardConnections', () => {
   test('at the cap a newcomer is admitted by closing the connection that has gone longest without progress', async () => {
     const silent = await connect();
     const trickling = await connect('GET /ok HTTP/1.1\r\nHost: x\r\nX-Slow: ');
-    const bodyTrickling = await connect('POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{');
-    const idle = await connect(get('/ok'));
+    const bodyTrickling = await connect('POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{', 'request');
+    const idle = await connect(get('/ok'), 'answer');
     assert.match(idle.data, /200 OK/);
     const fifth = await connect();
     // Full. The next one closes the oldest without progress, the silent one.
-    const sixth = await connect(get('/ok'));
+    const sixth = await connect(get('/ok'), 'answer');
     assert.match(sixth.data, /200 OK/, 'the newcomer is served');
+    await until(() => silent.closed, 'the silent connection to close');
     assert.deepEqual(
       [silent, trickling, bodyTrickling, idle, fifth].map((c) => c.closed),
       [true, false, false, false, false],
     );
     // Then the head that is still trickling, then the body still trickling, then the idle keep-alive one.
     const order: boolean[][] = [];
-    for (let i = 0; i < 3; i++) {
+    for (const [i, victim] of [trickling, bodyTrickling, idle].entries()) {
       await connect();
+      await until(() => victim.closed, `victim ${i} to close`);
       order.push([trickling, bodyTrickling, idle].map((c) => c.closed));
     }
     assert.deepEqual(order, [
@@ -92,16 +117,16 @@ describe('guardConnections', () => {
     ]);
     assert.equal(counts.evicted, 4);
     for (const c of [fifth, sixth]) c.socket.destroy();
-    await sleep(30);
+    await until(() => fifth.closed && sixth.closed, 'the clean-up');
   });
 
   test('a connection whose request is being answered is never closed; with only those, the newcomer is', async () => {
     const server0 = { evicted: counts.evicted, dropped: counts.dropped };
     // Leftovers of the previous test go first.
     const busy: Client[] = [];
-    for (let i = 0; i < CAP; i++) busy.push(await connect(get('/hold')));
-    const newcomer = await connect(get('/ok'));
-    assert.equal(newcomer.closed, true, 'refused: every slot is answering a request');
+    for (let i = 0; i < CAP; i++) busy.push(await connect(get('/hold'), 'request'));
+    const newcomer = await connect();
+    await until(() => newcomer.closed, 'the newcomer to be closed');
     assert.equal(newcomer.data, '');
     assert.deepEqual(
       busy.map((c) => c.closed),
@@ -109,14 +134,14 @@ describe('guardConnections', () => {
     );
     assert.equal(counts.dropped - server0.dropped, 1);
     release();
-    await sleep(50);
+    await until(() => busy.every((c) => /held/.test(c.data)), 'the held answers');
     assert.deepEqual(
       busy.map((c) => /held/.test(c.data)),
       busy.map(() => true),
       'each held request got its answer',
     );
     // Answered, they are idle keep-alive connections again: a newcomer gets in.
-    const later = await connect(get('/ok'));
+    const later = await connect(get('/ok'), 'answer');
     assert.match(later.data, /200 OK/);
     held = new Promise<void>((r) => {
       release = r;
