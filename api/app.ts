@@ -68,7 +68,8 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
     // The admin listener is reached directly (loopback by default): it never believes X-Forwarded-For.
     trustProxy: listener === 'public' ? trustProxyOption(deps.config.trustProxy) : false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // A request that arrives while the app closes is refused by httpLimitsPlugin, in the envelope.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // URLs the router cannot take apart (bad percent-encoding, overlong ids) get the envelope too.

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { connectionCap, describeClientError, RESERVED_FILES } from './http-limits.ts';
+import Fastify from 'fastify';
+import { envelopeProblems, rawRequest } from '../../test/helpers/bad-input-http.ts';
+import { errorsPlugin } from './errors.ts';
+import { connectionCap, describeClientError, httpLimitsPlugin, RESERVED_FILES } from './http-limits.ts';
+import { requestIdPlugin } from './request-id.ts';
 
 test('the connection cap is HTTP_MAX_CONNECTIONS, lowered to leave RESERVED_FILES under the open-file limit', () => {
   assert.equal(connectionCap(10_000, 65_536), 10_000);
@@ -33,4 +39,30 @@ test("client errors: Node's codes become the service's, the peer's own bytes nev
     describeClientError(Object.assign(new Error('x'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), limits)!.message,
     /10 s.*30 s/,
   );
+});
+
+test('a request that arrives while the app closes gets a 503 in the envelope with Retry-After', async () => {
+  const app = Fastify({ logger: false, return503OnClosing: false });
+  await app.register(errorsPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(httpLimitsPlugin, { maxConnections: 10 });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  await app.ready();
+  // The app's routing behind a server of the test's own, which stays open while the app closes.
+  const server = http.createServer((req, res) => app.routing(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    assert.equal((await rawRequest(base, { method: 'GET', path: '/healthz', headers: { host: 'x' } })).status, 200);
+    await app.close();
+    const res = await rawRequest(base, { method: 'GET', path: '/healthz', headers: { host: 'x' } });
+    assert.deepEqual(
+      envelopeProblems(res, { status: 503, code: 'SERVICE_UNAVAILABLE' }).filter((p) => !p.includes('server error')),
+      [],
+    );
+    assert.equal(res.status, 503);
+    assert.equal(res.headers['retry-after'], '1');
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

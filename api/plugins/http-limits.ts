@@ -144,8 +144,9 @@ export function httpServerOptions(
 
 /**
  * Per-listener edges the server options cannot express: the connection cap (see guardConnections), and
- * the requests Node would answer itself without the envelope (an `Expect` it does not support: 417;
- * CONNECT: nothing at all; an HTTP/1.1 request without Host: a bare 400).
+ * the requests Node or Fastify would answer themselves without the envelope (an `Expect` Node does not
+ * support: 417; CONNECT: nothing at all; an HTTP/1.1 request without Host: a bare 400; a request that
+ * arrives on an open connection while the service shuts down: 503, with `return503OnClosing` off).
  */
 export const httpLimitsPlugin = fp(
   async (
@@ -191,7 +192,16 @@ export const httpLimitsPlugin = fp(
       socket.destroy();
     });
 
+    let closing = false;
+    app.addHook('preClose', (done) => {
+      closing = true;
+      done();
+    });
     app.addHook('onRequest', (req, _reply, done) => {
+      if (closing) {
+        done(new ServiceError('SERVICE_UNAVAILABLE', 503, 'the service is shutting down; retry', { transient: true }));
+        return;
+      }
       if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
         done(new ServiceError('INVALID_REQUEST', 400, 'an HTTP/1.1 request must carry a Host header'));
         return;
