@@ -44,7 +44,10 @@ export interface HttpLimits {
   idleTimeoutMs: number;
   /** An idle keep-alive connection is closed after this; keep it above a proxy's upstream idle timeout. */
   keepAliveTimeoutMs: number;
-  /** Open connections of the public listener; connections beyond it are closed as they are accepted. */
+  /**
+   * Open connections of the public listener; at the cap the connection longest without progress is closed
+   * to admit a new one (plugins/connection-guard.ts).
+   */
   maxConnections: number;
 }
 
