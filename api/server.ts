@@ -18,6 +18,9 @@ import { allowAllSignatures, type SignaturePolicy } from './services/signature-p
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
+/** Accept queue of the public listener. */
+const LISTEN_BACKLOG = 4096;
+
 export interface RunningApi {
   /** The public listener's application (`/v1`, health, OpenAPI). */
   app: FastifyInstance;
@@ -118,7 +121,9 @@ export async function startApi(
     adminTokenSource: source,
     async listen() {
       await adminApp.listen({ port: config.adminPort, host: config.adminHost });
-      await app.listen({ port: config.port, host: config.host });
+      // A deeper accept queue than Node's 511 (the kernel caps it at net.core.somaxconn): under a crowd of
+      // connections, a caller's handshake then waits its turn instead of being dropped and retried seconds later.
+      await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
       return { port: boundPort(app), adminPort: boundPort(adminApp) };
     },
     warm() {

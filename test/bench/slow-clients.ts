@@ -339,7 +339,8 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 3000));
     const arrived = stats();
     console.log(
-      `swarm: ${SLOW} slow clients asked for, ${arrived.open} open now, ${arrived.opened} connections made in ${((Date.now() - tArrive) / 1000).toFixed(0)} s (swarm ${arrived.fdLimit})`,
+      `swarm: ${SLOW} slow clients asked for, ${arrived.open} open on the client side (handshakes still in the ` +
+        `service's accept queue included), ${arrived.opened} connections made in ${((Date.now() - tArrive) / 1000).toFixed(0)} s (swarm ${arrived.fdLimit})`,
     );
     const tMeasure = performance.now();
     const underSwarm = await peakRssDuring(adminUrl, measure());
@@ -374,6 +375,7 @@ async function main(): Promise<void> {
     const after = await sampleApi(adminUrl);
     const recovered = await measure();
     line('the same, 5 s after the swarm left', recovered);
+    // V8 gives the heap back lazily: "after" shows what is still resident, not what is still referenced.
     console.log(
       `API resident memory: before ${before.rssMb.toFixed(0)} MB (heap ${before.heapMb.toFixed(0)}), during up to ` +
         `${underSwarm.peakMb.toFixed(0)} MB (heap ${during.heapMb.toFixed(0)} at the end), after ${after.rssMb.toFixed(0)} MB ` +
