@@ -1,9 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config, TrustProxy } from './config.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
+import { adminRateLimitPlugin } from './plugins/admin-rate-limit.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
 import { errorsPlugin } from './plugins/errors.ts';
+import { connectionCap, httpLimitsPlugin, httpServerOptions, openFileLimit } from './plugins/http-limits.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { type Metrics, metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
@@ -22,7 +24,7 @@ import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
 
 export interface AppDeps {
-  config: Pick<Config, 'logLevel' | 'trustProxy'>;
+  config: Pick<Config, 'logLevel' | 'trustProxy' | 'http' | 'adminRateLimitPerMinute'>;
   adminToken: string;
   authenticator: Authenticator;
   wallets: WalletService;
@@ -40,9 +42,25 @@ const MAX_PARAM_LENGTH = 256;
 /** Largest JSON body any route accepts. */
 export const BODY_LIMIT = 1024 * 1024;
 
-/** Builds the HTTP application (never listens: tests use `app.inject` or listen themselves). */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count becomes a function: Fastify reads a bare number as "trust
+ * nothing", since a count cannot tell the proxy from a direct caller (README: running behind a proxy).
+ */
+function trustProxyOption(tp: TrustProxy): false | string[] | ((addr: string, hop: number) => boolean) {
+  return typeof tp === 'number' ? (_addr, hop) => hop < tp : tp;
+}
+
+/** Open connections of the admin listener (operators, their scripts and a metrics scraper). */
+const ADMIN_MAX_CONNECTIONS = 128;
+
+/**
+ * What both listeners share: logging, request ids, the error envelope (also for what Node's HTTP layer
+ * refuses on its own), timeouts, the connection cap and request metrics.
+ */
+async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
+  const onRefused = (status: number) => deps.metrics.httpRefused.inc({ listener, status: String(status) });
   const app = Fastify({
+    ...httpServerOptions(deps.config.http, onRefused),
     logger: {
       level: deps.config.logLevel,
       redact: ['req.headers["x-api-key"]', 'req.headers.authorization'],
@@ -50,9 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: genRequestId,
     requestIdHeader: false,
-    trustProxy: deps.config.trustProxy,
+    // The admin listener is reached directly (loopback by default): it never believes X-Forwarded-For.
+    trustProxy: listener === 'public' ? trustProxyOption(deps.config.trustProxy) : false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // A request that arrives while the app closes is refused by httpLimitsPlugin, in the envelope.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // URLs the router cannot take apart (bad percent-encoding, overlong ids) get the envelope too.
@@ -79,8 +99,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(errorsPlugin);
   await app.register(requestIdPlugin);
-  await app.register(metricsPlugin, { metrics: deps.metrics });
-  await app.register(openapiPlugin);
+  const configured = deps.config.http.maxConnections;
+  const cap = listener === 'public' ? connectionCap(configured) : ADMIN_MAX_CONNECTIONS;
+  if (listener === 'public' && cap < configured) {
+    app.log.warn(
+      `HTTP_MAX_CONNECTIONS=${configured} does not fit the open-file limit (${openFileLimit()}): the public listener ` +
+        `takes at most ${cap} connections; raise the limit (LimitNOFILE=, ulimit -n) or lower HTTP_MAX_CONNECTIONS`,
+    );
+  }
+  await app.register(httpLimitsPlugin, {
+    maxConnections: cap,
+    onRefused,
+    onEvicted: () => deps.metrics.httpEvicted.inc({ listener }),
+    onDropped: () => deps.metrics.httpDropped.inc({ listener }),
+  });
+  await app.register(metricsPlugin, { metrics: deps.metrics, serve: listener === 'admin' });
+  return app;
+}
+
+/**
+ * Builds the public listener's application: `/v1`, `/healthz`, `/readyz`, `/openapi.json`, `/docs`
+ * (never listens: tests use `app.inject` or listen themselves).
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = await createListenerApp(deps, 'public');
+  await app.register(openapiPlugin, { document: 'public' });
   await app.register(healthRoutes, { ready: deps.ready });
 
   await app.register(
@@ -94,9 +137,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: '/v1' },
   );
 
+  return app;
+}
+
+/**
+ * Builds the admin listener's application: `/admin/v1` (bearer token), `/metrics`, `/healthz`, `/readyz`
+ * and its own `/openapi.json`, behind a per-address rate limit. Every admin route is registered here.
+ */
+export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = await createListenerApp(deps, 'admin');
+  await app.register(adminRateLimitPlugin, { perMinute: deps.config.adminRateLimitPerMinute });
+  await app.register(openapiPlugin, { document: 'admin' });
+  await app.register(healthRoutes, { ready: deps.ready });
+
   await app.register(
     async (admin) => {
-      await admin.register(adminAuthPlugin, { adminToken: deps.adminToken });
+      await admin.register(adminAuthPlugin, {
+        adminToken: deps.adminToken,
+        onFailure: () => deps.metrics.adminAuthFailures.inc(),
+      });
       await admin.register(adminRoutes, { admin: deps.admin, wallets: deps.wallets, actors: deps.actors });
     },
     { prefix: '/admin/v1' },

@@ -12,6 +12,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';
 import { startApi } from './server.ts';
 
+const httpUrl = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
 async function main(): Promise<void> {
   const adminToken = readSecret('ADMIN_TOKEN', { env: process.env });
   // A descriptor or credential usually ends with a newline; a variable is taken as it is.
@@ -20,12 +22,11 @@ async function main(): Promise<void> {
   // Before anything reads the database: a second instance on this data directory stops here.
   const lock = lockDataDir(config.dataDir);
   const api = await startApi(config);
-  await api.app.listen({ port: config.port, host: config.host });
-  const addr = api.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const { port, adminPort } = await api.listen();
   api.app.log.info(`admin token: ${api.adminTokenSource}`);
-  console.log(`api listening on http://${config.host}:${port} (docs at /docs)`);
-  if (process.send) process.send({ type: 'ready', port });
+  console.log(`api listening on ${httpUrl(config.host, port)} (docs at /docs)`);
+  console.log(`admin API listening on ${httpUrl(config.adminHost, adminPort)} (/admin/v1, /metrics)`);
+  if (process.send) process.send({ type: 'ready', port, adminPort });
   api.warm();
 
   let closing = false;

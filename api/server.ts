@@ -7,7 +7,7 @@ import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
-import { buildApp } from './app.ts';
+import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
 import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
 import { createAuthenticator } from './plugins/auth.ts';
@@ -19,6 +19,9 @@ import { allowAllSignatures, type SignaturePolicy } from './services/signature-p
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
+/** Accept queue of the public listener. */
+const LISTEN_BACKLOG = 4096;
+
 /** An error for the operator's log: its message and code, never a whole object that might carry a payload. */
 function describeCause(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown } | null;
@@ -28,9 +31,17 @@ function describeCause(err: unknown): string {
 }
 
 export interface RunningApi {
+  /** The public listener's application (`/v1`, health, OpenAPI). */
   app: FastifyInstance;
+  /** The admin listener's application (`/admin/v1`, `/metrics`, health). */
+  adminApp: FastifyInstance;
   /** Where the admin token came from (a file path or ADMIN_TOKEN). */
   adminTokenSource: string;
+  /**
+   * Listens on both: the public listener on HOST:PORT, the admin listener on ADMIN_HOST:ADMIN_PORT (either
+   * port 0 takes a free one). Answers the ports actually bound.
+   */
+  listen(): Promise<{ port: number; adminPort: number }>;
   /** Starts background workers ahead of need (after listening, so that it does not delay readiness). */
   warm(): void;
   close(): Promise<void>;
@@ -96,7 +107,7 @@ export async function startApi(
   const authenticator = createAuthenticator(store);
   const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
-  const app = await buildApp({
+  const deps: AppDeps = {
     config,
     adminToken: token,
     authenticator,
@@ -127,7 +138,13 @@ export async function startApi(
       }
       return { database: dbOk, enclave: enclaveOk, actors: host.restored };
     },
-  });
+  };
+  const app = await buildApp(deps);
+  const adminApp = await buildAdminApp(deps);
+  const boundPort = (a: FastifyInstance) => {
+    const addr = a.server.address();
+    return typeof addr === 'object' && addr ? addr.port : 0;
+  };
 
   appLog = app.log;
   // Recovery runs while the API serves; /readyz says when it is done.
@@ -138,12 +155,20 @@ export async function startApi(
 
   return {
     app,
+    adminApp,
     adminTokenSource: source,
+    async listen() {
+      await adminApp.listen({ port: config.adminPort, host: config.adminHost });
+      // A deeper accept queue than Node's 511 (the kernel caps it at net.core.somaxconn): under a crowd of
+      // connections, a caller's handshake then waits its turn instead of being dropped and retried seconds later.
+      await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+      return { port: boundPort(app), adminPort: boundPort(adminApp) };
+    },
     warm() {
       chainPool.warm();
     },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), adminApp.close()]);
       await chainPool.close();
       await host.stop();
       await restore;

@@ -1,10 +1,12 @@
 /**
  * The operator CLI (`npm run admin -- <verb> …`): the admin API's verbs for people at a terminal. It
- * talks to the running service over HTTP with the admin token (ADMIN_TOKEN, else $DATA_DIR/admin-token).
+ * talks to the running service's admin listener (ADMIN_HOST:ADMIN_PORT, the same variables the service
+ * reads) over HTTP with the admin token (ADMIN_TOKEN, else $DATA_DIR/admin-token).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_ADMIN_PORT } from '../api/config.ts';
 
 const USAGE = `usage: npm run admin -- <verb> [options]
 
@@ -25,12 +27,23 @@ verbs:
   abandon-actor ACTOR_ID                        a faulted actor never runs again (a wallet being created is removed)
 
 options:
-  --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
+  --url URL      admin listener base URL (default http://$ADMIN_HOST:$ADMIN_PORT, i.e. http://127.0.0.1:${DEFAULT_ADMIN_PORT})
   --json         print the raw JSON answer`;
 
 function fail(msg: string): never {
   console.error(msg);
   process.exit(1);
+}
+
+/**
+ * A base URL a client on this machine can reach for a listener bound to `host`: a wildcard bind
+ * (0.0.0.0, ::) is reached on loopback; an IPv6 address goes in brackets.
+ */
+function localUrl(host: string | undefined, port: string): string {
+  let h = host || '127.0.0.1';
+  if (h === '0.0.0.0') h = '127.0.0.1';
+  if (h === '::' || h === '[::]') h = '::1';
+  return `http://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`;
 }
 
 function adminToken(): string {
@@ -68,7 +81,10 @@ async function main(): Promise<void> {
     console.log(USAGE);
     process.exit(verb || values.help ? 0 : 1);
   }
-  const base = values.url ?? `http://${process.env['HOST'] || '127.0.0.1'}:${process.env['PORT'] || '8080'}`;
+  const base =
+    values.url ?? localUrl(process.env['ADMIN_HOST'], process.env['ADMIN_PORT'] || String(DEFAULT_ADMIN_PORT));
+  /** Where partners call, for the hint quickstart prints. */
+  const publicBase = localUrl(process.env['HOST'], process.env['PORT'] || '8080');
   const token = adminToken();
 
   async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -83,7 +99,10 @@ async function main(): Promise<void> {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      return fail(`cannot reach the service at ${base}: ${(err as Error).message} (is it running? npm start)`);
+      return fail(
+        `cannot reach the admin API at ${base}: ${(err as Error).message} (is the service running? npm start; ` +
+          'the CLI reads ADMIN_HOST and ADMIN_PORT like the service, or takes --url)',
+      );
     }
     const text = await res.text();
     const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
@@ -106,7 +125,7 @@ async function main(): Promise<void> {
           `secret   ${key['secretKey']}`,
           '',
           'The secret is shown once. Try:',
-          `  curl -s -X POST ${base}/v1/wallets -H 'X-API-Key: ${key['secretKey']}' \\`,
+          `  curl -s -X POST ${publicBase}/v1/wallets -H 'X-API-Key: ${key['secretKey']}' \\`,
           `    -H 'Content-Type: application/json' -d '{"type":"EVM","userIdentifier":"user-1","userIdentifierType":"CUSTOM_ID"}'`,
         ].join('\n'),
       );

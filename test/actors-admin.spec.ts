@@ -84,7 +84,7 @@ describe('faulted actors through the admin API and the CLI', () => {
   test('the CLI lists faulted actors', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'bin/admin.ts', 'list-actors', '--faulted', '--url', svc.url],
+      ['--import', 'tsx', 'bin/admin.ts', 'list-actors', '--faulted', '--url', svc.adminUrl],
       { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: svc.adminToken } },
     );
     assert.match(stdout, new RegExp(`${broken}\\s+wallet v2\\s+creating\\s+faulted\\s+\\(could not be loaded`));
@@ -142,7 +142,13 @@ test('a stored actor newer than this release stops the API start, naming it (exi
   try {
     const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_TOKEN: 'test-admin-token-0123456789abcdefgh' },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        ADMIN_PORT: '0',
+        ADMIN_TOKEN: 'test-admin-token-0123456789abcdefgh',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

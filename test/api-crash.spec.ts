@@ -33,11 +33,19 @@ async function waitFor(pred: () => boolean | Promise<boolean>, what: string, tim
 test('killing the API process mid-load: the restarted API finishes every wallet it had started', async () => {
   dataDir = tempDataDir();
   const port = await freePort();
+  const adminPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // The supervisor from source: its children run as TypeScript under tsx (operator.spec covers dist/).
   sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   sup.stdout?.on('data', (d) => {
@@ -47,7 +55,10 @@ test('killing the API process mid-load: the restarted API finishes every wallet 
     log += String(d);
   });
   await waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
-  const key = await createPartnerKey(url, ADMIN, { plan: 'enterprise', rateLimitPerMinute: 100000 });
+  const key = await createPartnerKey(`http://127.0.0.1:${adminPort}`, ADMIN, {
+    plan: 'enterprise',
+    rateLimitPerMinute: 100000,
+  });
 
   const apiPid = Number(log.match(/api starting \(pid (\d+)\)/)![1]);
   const answered: Array<{ id: string; address: string }> = [];

@@ -25,9 +25,12 @@ const MISSING = '00000000-0000-4000-8000-000000000000';
 let counter = 0;
 const uid = (p: string) => `${p}-${++counter}-${Date.now()}`;
 
-/** A request with exactly these headers (nothing added but a JSON content type when there is a body). */
+/**
+ * A request with exactly these headers (nothing added but a JSON content type when there is a body), to
+ * the listener that serves `route` unless `base` names one.
+ */
 function call(method: string, route: string, headers: Record<string, string> = {}, body?: unknown, base?: string) {
-  return rawRequest(base ?? svc.url, {
+  return rawRequest(base ?? svc.urlFor(route), {
     method,
     path: route,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

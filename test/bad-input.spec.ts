@@ -58,7 +58,7 @@ const adminAuth = () => ({ authorization: `Bearer ${svc.adminToken}` });
 
 /** Sends a valid request through the same raw client: proves the route and auth work before the matrix. */
 async function control(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const res = await rawRequest(svc.url, {
+  const res = await rawRequest(svc.urlFor(path), {
     method,
     path,
     headers: body === undefined ? headers : { ...headers, 'content-type': JSON_CT },
@@ -73,7 +73,7 @@ async function assertAllRefused(t: TestContext, cases: readonly BadCase[], minim
   t.diagnostic(`${cases.length} cases`);
   assert.ok(cases.length >= minimum, `expected at least ${minimum} cases, built ${cases.length}`);
   const before = snapshotDb(svc.dataDir);
-  const failures = await runCases(svc.url, cases, { forbidden: [partner.secret, target.secret, svc.adminToken] });
+  const failures = await runCases(svc.urlFor, cases, { forbidden: [partner.secret, target.secret, svc.adminToken] });
   await sleep(50); // a write wrongly started by a refused request would have committed by now
   const after = snapshotDb(svc.dataDir);
   for (const change of snapshotChanges(before, after)) failures.push(`database changed: ${change}`);

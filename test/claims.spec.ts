@@ -214,7 +214,7 @@ describe('POST /admin/v1/wallets/{walletId}/claim', () => {
     const before = snapshotDb(svc.dataDir);
     for (const [headers, status, code] of refusals) {
       for (const body of [undefined, { userId: 'intruder' }]) {
-        const r: RawResponse = await rawRequest(svc.url, {
+        const r: RawResponse = await rawRequest(svc.adminUrl, {
           method: 'POST',
           path: `/admin/v1/wallets/${w.id}/claim`,
           headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },

@@ -43,17 +43,29 @@ before(async () => {
 describe('npm start: the supervisor on an empty data directory', () => {
   let dataDir: string;
   let port: number;
+  let adminPort: number;
   let sup: ChildProcess;
   let log = '';
   let url: string;
+  let adminUrl: string;
+  /** What the supervisor and the CLI are given: the README's defaults but for the ports. */
+  const env = () => ({
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    ADMIN_TOKEN: '',
+  });
 
   before(async () => {
     dataDir = tempDataDir();
     port = await freePort();
+    adminPort = await freePort();
     url = `http://127.0.0.1:${port}`;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
     sup = spawn(process.execPath, ['dist/main.js'], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+      env: env(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     sup.stdout?.on('data', (d) => {
@@ -96,7 +108,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   test('the CLI quickstart prints a project and a development key that creates a wallet', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'quickstart', '--json'], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+      env: env(),
     });
     const out = JSON.parse(stdout);
     assert.equal(out.project.plan, 'free');
@@ -115,7 +127,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
     const cli = async (...args: string[]) => {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--json'], {
         cwd: ROOT,
-        env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+        env: env(),
       });
       return JSON.parse(stdout);
     };
@@ -159,16 +171,27 @@ describe('npm start: the supervisor on an empty data directory', () => {
     await assert.rejects(cli('no-such-verb'), (err: { stderr: string }) => /unknown verb/.test(err.stderr));
   });
 
-  test('serves /metrics, /openapi.json and /docs', async () => {
-    const metrics = await (await fetch(`${url}/metrics`)).text();
+  test('serves /openapi.json and /docs on the public listener, /metrics and the admin document on the admin one', async () => {
+    const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
     assert.match(metrics, /http_requests_total\{method="POST",route="\/v1\/wallets",status="201"\} 1/);
-    const doc = (await (await fetch(`${url}/openapi.json`)).json()) as {
-      openapi: string;
-      paths: Record<string, Record<string, unknown>>;
-    };
+    assert.equal((await fetch(`${url}/metrics`)).status, 404);
+    type Doc = { openapi: string; paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${url}/openapi.json`)).json()) as Doc;
     assert.equal(doc.openapi, '3.0.3');
-    for (const p of ['/v1/wallets', '/v1/wallets/{walletId}', '/admin/v1/projects']) assert.ok(doc.paths[p], p);
+    for (const p of ['/v1/wallets', '/v1/wallets/{walletId}']) assert.ok(doc.paths[p], p);
     assert.ok(doc.paths['/v1/wallets']!['post']);
+    assert.deepEqual(
+      Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/')),
+      [],
+      'the public document lists only /v1',
+    );
+    const adminDoc = (await (await fetch(`${adminUrl}/openapi.json`)).json()) as Doc;
+    assert.ok(adminDoc.paths['/admin/v1/projects']?.['post']);
+    assert.deepEqual(
+      Object.keys(adminDoc.paths).filter((p) => !p.startsWith('/admin/v1/')),
+      [],
+      'the admin document lists only /admin/v1',
+    );
     const docs = await fetch(`${url}/docs`, { redirect: 'follow' });
     assert.equal(docs.status, 200);
     assert.match(await docs.text(), /swagger/i);
@@ -177,7 +200,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   test('a killed enclave is restarted by the supervisor; meanwhile creates answer 503 and readiness fails', async () => {
     const pid = Number([...log.matchAll(/enclave starting \(pid (\d+)\)/g)].at(-1)![1]);
     const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-    const key = await createPartnerKey(url, admin, { plan: 'growth' });
+    const key = await createPartnerKey(adminUrl, admin, { plan: 'growth' });
     process.kill(pid, 'SIGKILL');
     const create = (i: number) =>
       fetch(`${url}/v1/wallets`, {
@@ -219,9 +242,12 @@ describe('configuration is checked at boot', () => {
     ['LOG_LEVEL', 'loud'],
     ['ENCLAVE_MASTER_KEY', 'abc'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', 'true'],
     ['ADMIN_TOKEN', 'short'],
+    ['ADMIN_TOKEN', 'twenty-characters-xx'],
+    ['ADMIN_PORT', '70000'],
   ] as const) {
-    test(`an invalid ${name} stops the start with a message naming it`, async () => {
+    test(`an invalid ${name} (${value}) stops the start with a message naming it`, async () => {
       const dataDir = tempDataDir();
       try {
         await assert.rejects(

@@ -555,7 +555,7 @@ describe("large inputs (their chain steps run on the API's worker pool)", () => 
     );
 
     // What an operator sees: small bodies were worked on inline, these large ones on the pool, none is waiting.
-    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    const metrics = await (await fetch(`${svc.adminUrl}/metrics`)).text();
     for (const step of [
       'hashEvmTypedData',
       'prepareEvmTransaction',

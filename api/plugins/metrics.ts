@@ -21,6 +21,29 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    httpRefused: new Counter({
+      name: 'http_refused_total',
+      help: 'Requests refused by the HTTP layer before routing (timeouts, oversized headers, malformed HTTP), by listener and status',
+      labelNames: ['listener', 'status'] as const,
+      registers: [registry],
+    }),
+    httpEvicted: new Counter({
+      name: 'http_connections_evicted_total',
+      help: 'Connections closed at the connection cap to admit a new one: the longest without progress, still sending its request or idle, by listener',
+      labelNames: ['listener'] as const,
+      registers: [registry],
+    }),
+    httpDropped: new Counter({
+      name: 'http_connections_dropped_total',
+      help: 'New connections closed at the connection cap because every open one was being answered, by listener',
+      labelNames: ['listener'] as const,
+      registers: [registry],
+    }),
+    adminAuthFailures: new Counter({
+      name: 'admin_auth_failures_total',
+      help: 'Admin API requests refused for a missing or wrong admin token',
+      registers: [registry],
+    }),
     chainSteps: new Counter({
       name: 'chain_steps_total',
       help: "Chain steps of signing requests, by step and where they ran: 'inline' on the event loop, 'worker' on the API's chain pool",
@@ -76,8 +99,11 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Counts and times every answer; serves `GET /metrics` in the Prometheus text format. */
-export const metricsPlugin = fp(async (app: FastifyInstance, opts: { metrics: Metrics }) => {
+/**
+ * Counts and times every answer of the listener it is registered on; with `serve`, also answers
+ * `GET /metrics` in the Prometheus text format (the admin listener only: see README, Operating).
+ */
+export const metricsPlugin = fp(async (app: FastifyInstance, opts: { metrics: Metrics; serve?: boolean }) => {
   const { metrics } = opts;
   app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -85,6 +111,7 @@ export const metricsPlugin = fp(async (app: FastifyInstance, opts: { metrics: Me
     metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
     done();
   });
+  if (!opts.serve) return;
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();

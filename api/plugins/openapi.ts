@@ -3,26 +3,33 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
+const DOCUMENTS = {
+  public: {
+    title: 'Wallet custody, signing and transaction tracking service',
+    description:
+      'Partner backends authenticate with `X-API-Key`. Errors are `{code, message, requestId, …context}`. The operator API is served on its own listener (ADMIN_HOST:ADMIN_PORT) and described there.',
+    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+  },
+  admin: {
+    title: 'Wallet custody service: operator API',
+    description:
+      'The admin listener (ADMIN_HOST:ADMIN_PORT, loopback by default). `/admin/v1` takes `Authorization: Bearer <ADMIN_TOKEN>`; `/metrics`, `/healthz` and `/readyz` are open on this listener. Errors are `{code, message, requestId, …context}`.',
+    securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } },
+  },
+} as const;
+
 /**
- * OpenAPI 3 document generated from the routes' TypeBox schemas, served at `/openapi.json`, and a
- * browsable docs page at `/docs`. Must be registered before the routes it describes.
+ * OpenAPI 3 document generated from the routes' TypeBox schemas of the listener it is registered on,
+ * served at `/openapi.json`, and a browsable docs page at `/docs`. Each listener describes only what it
+ * serves. Must be registered before the routes it describes.
  */
-export const openapiPlugin = fp(async (app: FastifyInstance) => {
+export const openapiPlugin = fp(async (app: FastifyInstance, opts: { document?: keyof typeof DOCUMENTS } = {}) => {
+  const doc = DOCUMENTS[opts.document ?? 'public'];
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: {
-        title: 'Wallet custody, signing and transaction tracking service',
-        version: '1.0.0',
-        description:
-          'Partner backends authenticate with `X-API-Key`. Errors are `{code, message, requestId, …context}`. The operator API under /admin/v1 takes `Authorization: Bearer <ADMIN_TOKEN>`.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          adminToken: { type: 'http', scheme: 'bearer' },
-        },
-      },
+      info: { title: doc.title, version: '1.0.0', description: doc.description },
+      components: { securitySchemes: doc.securitySchemes },
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
   });

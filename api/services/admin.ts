@@ -58,6 +58,18 @@ export function createAdminService(deps: {
 }) {
   const { store } = deps;
   const now = deps.now ?? Date.now;
+  /**
+   * Runs a write that changes who may authenticate, then drops the authenticator's cache whatever the
+   * write's outcome: a write can be committed and still reject (STORE_SYNC_FAILED when the fsync after
+   * COMMIT fails), and a cache kept then would go on admitting a rotated secret or a deleted project.
+   */
+  const writeAuth = async <T>(fn: () => T): Promise<T> => {
+    try {
+      return await store.writer.write(fn);
+    } finally {
+      deps.authenticator.invalidate();
+    }
+  };
   const iso = () => new Date(now()).toISOString();
 
   return {
@@ -96,9 +108,8 @@ export function createAdminService(deps: {
     },
 
     async deleteProject(projectId: string): Promise<void> {
-      const done = await store.writer.write(() => store.projects.markDeleted(projectId, iso()));
+      const done = await writeAuth(() => store.projects.markDeleted(projectId, iso()));
       if (!done) throw projectNotFound();
-      deps.authenticator.invalidate();
     },
 
     /** Throws 404 PROJECT_NOT_FOUND unless the project exists (and is not deleted). */
@@ -125,16 +136,14 @@ export function createAdminService(deps: {
       const key = store.apiKeys.get(keyId);
       if (!key) throw keyNotFound();
       const secretKey = newSecret(key.environment);
-      await store.writer.write(() => store.apiKeys.rotate(keyId, hashSecret(secretKey), iso()));
-      deps.authenticator.invalidate();
+      await writeAuth(() => store.apiKeys.rotate(keyId, hashSecret(secretKey), iso()));
       return { id: keyId, secretKey };
     },
 
     async setIpAllowlist(projectId: string, cidrs: string[]) {
       const normalized = [...new Set(cidrs.map(normalizeCidr))];
-      const done = await store.writer.write(() => store.projects.setIpAllowlist(projectId, normalized));
+      const done = await writeAuth(() => store.projects.setIpAllowlist(projectId, normalized));
       if (!done) throw projectNotFound();
-      deps.authenticator.invalidate();
       return { projectId, cidrs: normalized };
     },
   };

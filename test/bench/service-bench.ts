@@ -22,16 +22,23 @@ import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { createPartnerKey, freePort } from '../helpers/http.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
 
-async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string; readyMs: number }> {
+async function startService(): Promise<{
+  proc: ChildProcess;
+  url: string;
+  adminUrl: string;
+  dataDir: string;
+  readyMs: number;
+}> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
   const port = await freePort();
+  const adminPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
   // What `npm start` runs after its build step: the supervisor bundle.
@@ -41,6 +48,7 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
       ...process.env,
       DATA_DIR: dataDir,
       PORT: String(port),
+      ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
     },
@@ -56,7 +64,7 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
     await new Promise((r) => setTimeout(r, 10));
     if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
   }
-  return { proc, url, dataDir, readyMs: performance.now() - t0 };
+  return { proc, url, adminUrl: `http://127.0.0.1:${adminPort}`, dataDir, readyMs: performance.now() - t0 };
 }
 
 async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<void> {
@@ -115,7 +123,7 @@ async function main(): Promise<void> {
 
   const svc = await startService();
   try {
-    const { secretKey: key } = await createPartnerKey(svc.url, ADMIN_TOKEN, {
+    const { secretKey: key } = await createPartnerKey(svc.adminUrl, ADMIN_TOKEN, {
       plan: 'enterprise',
       rateLimitPerMinute: 10_000_000,
     });

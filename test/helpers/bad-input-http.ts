@@ -8,6 +8,8 @@ export interface RawRequest {
   body?: string | Buffer;
   /** Send the body with `Transfer-Encoding: chunked` instead of a `Content-Length`. */
   chunked?: boolean;
+  /** Connect from this local address (a loopback alias such as 127.0.0.2: another client address). */
+  localAddress?: string;
 }
 
 export interface RawResponse {
@@ -40,6 +42,7 @@ export function rawRequest(base: string, req: RawRequest, timeoutMs = 10_000): P
         headers,
         agent: false,
         timeout: timeoutMs,
+        ...(req.localAddress ? { localAddress: req.localAddress } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

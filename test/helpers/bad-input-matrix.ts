@@ -302,7 +302,8 @@ function shortPath(p: string): string {
  * request carries its own `X-Request-Id`, which must come back in the header and the body.
  */
 export async function runCases(
-  base: string,
+  /** The base URL, or a function of the case's path answering the listener that serves it. */
+  base: string | ((path: string) => string),
   cases: readonly BadCase[],
   opts: { forbidden?: readonly string[] } = {},
 ): Promise<string[]> {
@@ -311,7 +312,7 @@ export async function runCases(
     const requestId = `bad-input-${i}`;
     const label = `${c.method} ${shortPath(c.path)} [${c.name}]`;
     try {
-      const res = await rawRequest(base, {
+      const res = await rawRequest(typeof base === 'string' ? base : base(c.path), {
         method: c.method,
         path: c.path,
         headers: { 'x-request-id': requestId, ...(c.headers ?? {}) },

@@ -12,13 +12,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Creates a project and an API key through the admin API of a running service; returns the key's secret. */
+/**
+ * Creates a project and an API key through the admin API of a running service; returns the key's secret.
+ * `admin` is the admin listener's base URL (`http://127.0.0.1:<ADMIN_PORT>`), or anything carrying it as
+ * `adminUrl` (a TestService).
+ */
 export async function createPartnerKey(
-  url: string,
+  admin: string | { adminUrl: string },
   adminToken: string,
   project: { name?: string; plan: string; rateLimitPerMinute?: number },
   environment: 'development' | 'production' = 'production',
 ): Promise<{ projectId: string; secretKey: string }> {
+  const url = typeof admin === 'string' ? admin : admin.adminUrl;
   const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
   const p = await fetch(`${url}/admin/v1/projects`, {
     method: 'POST',

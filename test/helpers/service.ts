@@ -66,11 +66,17 @@ export type WalletBody = {
 
 export interface TestService {
   dataDir: string;
+  /** The public listener (`/v1`, `/healthz`, `/readyz`, `/openapi.json`). */
   url: string;
+  /** The admin listener (`/admin/v1`, `/metrics`, its own `/openapi.json`). */
+  adminUrl: string;
+  /** The base URL of the listener that serves `path`: the admin one for `/admin/…` and `/metrics`. */
+  urlFor(path: string): string;
   config: Config;
   api: RunningApi;
   enclave: ChildProcess;
   adminToken: string;
+  /** An admin API request (`route` under `/admin/v1`) with the admin token, to the admin listener. */
   admin(method: string, route: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   /** A new project and API key. */
   newPartner(opts?: {
@@ -108,26 +114,43 @@ async function request(url: string, method: string, headers: Record<string, stri
   return { status: res.status, body: parsed as any, headers: res.headers };
 }
 
+/** The admin token of `startTestService` (ADMIN_TOKEN wants 32 characters or more). */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+/** True for the paths the admin listener serves rather than the public one. */
+export const isAdminPath = (p: string) => p === '/metrics' || p.startsWith('/metrics?') || p.startsWith('/admin/');
+
 /**
  * The whole appliance for a test: a real enclave child process, the API wired as in production on a
- * real SQLite file, listening on a loopback port. `stop()` stops everything it started.
+ * real SQLite file, its public and admin listeners on loopback ports. `stop()` stops everything it started.
+ * The admin listener's rate limit is lifted unless `env` sets ADMIN_RATE_LIMIT_PER_MINUTE.
  */
 export async function startTestService(
   env: Record<string, string> = {},
   opts: { dataDir?: string; api?: Parameters<typeof startApi>[1] } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  const adminToken = 'test-admin-token-0123456789';
-  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, PORT: '0', LOG_LEVEL: 'silent', ...env });
+  const adminToken = env['ADMIN_TOKEN'] ?? TEST_ADMIN_TOKEN;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    ADMIN_RATE_LIMIT_PER_MINUTE: '10000000',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
   let enclave = await startEnclaveProcess(dataDir);
   const api = await startApi(config, opts.api);
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = api.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const ports = await api.listen();
+  const url = `http://127.0.0.1:${ports.port}`;
+  const adminUrl = `http://127.0.0.1:${ports.adminPort}`;
 
   const svc: TestService = {
     dataDir,
     url,
+    adminUrl,
+    urlFor: (p) => (isAdminPath(p) ? adminUrl : url),
     config,
     api,
     get enclave() {
@@ -135,7 +158,7 @@ export async function startTestService(
     },
     adminToken,
     admin: (method, route, body) =>
-      request(`${url}/admin/v1${route}`, method, { authorization: `Bearer ${adminToken}` }, body),
+      request(`${adminUrl}/admin/v1${route}`, method, { authorization: `Bearer ${adminToken}` }, body),
     async newPartner(opts = {}) {
       const p = await svc.admin('POST', '/projects', {
         name: 'partner',
