@@ -22,7 +22,7 @@ interface Exit {
 async function startToExit(entry: string, env: Record<string, string>): Promise<Exit> {
   const child = spawn(process.execPath, ['--enable-source-maps', path.join(BUILD, entry)], {
     cwd: ROOT,
-    env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', ADMIN_PORT: String(await freePort()), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -62,7 +62,14 @@ describe('a second start beside a running instance', () => {
     url = `http://127.0.0.1:${port}`;
     first = spawn(process.execPath, ['--enable-source-maps', path.join(BUILD, 'main.js')], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        ADMIN_PORT: String(await freePort()),
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     first.stdout?.on('data', (d) => {
