@@ -20,10 +20,16 @@ export const chainSteps = {
 export type ChainSteps = typeof chainSteps;
 export type ChainStepName = keyof ChainSteps;
 
-/** One step to run on a worker. */
+/** One step to run on a worker; `id` names it in the worker's "started" message (chain-pool.ts). */
 export interface ChainTask<S extends ChainStepName = ChainStepName> {
+  id: number;
   step: S;
   args: Parameters<ChainSteps[S]>;
+}
+
+/** What a worker posts on its port as it starts a task, so that the pool's time limit counts from then. */
+export interface ChainStepStarted {
+  chainStepStarted: number;
 }
 
 /** A worker's answer: the step's result, or the ChainInputError it threw (errors lose their class in transit). */
