@@ -1,0 +1,100 @@
+/**
+ * The nesting depth cap on JSON request bodies, checked on the text before it is parsed. `JSON.parse` takes deep
+ * nesting without overflowing, but slowly, and whatever walks the parsed value next (the schema validator, the
+ * structured clone to a chain worker, a chain step) would pay again; no route takes anything near this deep (the
+ * deepest, sign-typed-data, nests its message 32 levels below `body.typedData.message`).
+ */
+import { invalidRequest, type ServiceError } from './errors.ts';
+
+/** Deepest nesting of objects and arrays a request body may have (the body itself is level 1). */
+export const MAX_JSON_DEPTH = 64;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+/** Longest field path written into the answer; deeper paths end with an ellipsis. */
+const MAX_PATH_CHARS = 200;
+
+/** Index of the quote that closes the string opened at `open`, or -1 when the text ends first. */
+function stringEnd(text: string, open: number): number {
+  let close = open;
+  for (;;) {
+    close = text.indexOf('"', close + 1);
+    if (close === -1) return -1;
+    // Escaped when preceded by an odd number of backslashes.
+    let backslashes = 0;
+    while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return close;
+  }
+}
+
+function keyText(raw: string): string {
+  try {
+    const key = JSON.parse(raw) as string;
+    return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  } catch {
+    return '[?]';
+  }
+}
+
+/**
+ * The 400 for JSON `text` that nests objects and arrays more than `maxDepth` levels, naming the path of the first
+ * value too deep (`body.typedData.message.extra[0][0]…`); `undefined` when the text is within the cap. Reads the
+ * text once, skipping strings whole; it does not validate JSON (the parser that runs next does).
+ */
+export function jsonDepthError(text: string, maxDepth = MAX_JSON_DEPTH): ServiceError | undefined {
+  // Per open container: whether it is an object, the key or index of the value being read in it.
+  const isObject: boolean[] = [];
+  const keys: string[] = [];
+  const indexes: number[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (char === QUOTE) {
+      const close = stringEnd(text, i);
+      if (close === -1) return undefined;
+      const depth = isObject.length;
+      if (expectKey && depth > 0) {
+        keys[depth - 1] = text.slice(i, close + 1);
+        expectKey = false;
+      }
+      i = close;
+    } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
+      if (isObject.length >= maxDepth) return tooDeep(isObject, keys, indexes, maxDepth);
+      isObject.push(char === OPEN_BRACE);
+      keys.push('');
+      indexes.push(0);
+      expectKey = char === OPEN_BRACE;
+    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
+      isObject.pop();
+      keys.pop();
+      indexes.pop();
+      expectKey = false;
+    } else if (char === COMMA && isObject.length > 0) {
+      const depth = isObject.length;
+      if (isObject[depth - 1]) expectKey = true;
+      else indexes[depth - 1]!++;
+    }
+  }
+  return undefined;
+}
+
+function tooDeep(isObject: boolean[], keys: string[], indexes: number[], maxDepth: number): ServiceError {
+  let field = 'body';
+  for (let level = 0; level < isObject.length; level++) {
+    field += isObject[level] ? keyText(keys[level] ?? '') : `[${indexes[level]}]`;
+    if (field.length > MAX_PATH_CHARS) {
+      field = `${field.slice(0, MAX_PATH_CHARS)}…`;
+      break;
+    }
+  }
+  return invalidRequest(
+    `${field} is nested more than ${maxDepth} levels deep; request bodies may nest objects and arrays ${maxDepth} levels at most`,
+    { field },
+  );
+}
