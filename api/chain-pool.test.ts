@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Transaction as SuiTransaction } from '@mysten/sui/transactions';
+import { Account, BASE_FEE, Keypair, Networks, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { ChainInputError } from '../chains/chain-input-error.ts';
 import { EIP155_EXAMPLE } from '../fixtures/eip155-example.ts';
 import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
@@ -50,6 +51,23 @@ describe('chain pool', { timeout: 120_000 }, () => {
     );
     const b64 = Buffer.from(await tx.build()).toString('base64');
     assert.deepEqual(await onWorkers.run('prepareSuiTransaction', [b64], 1), chainSteps.prepareSuiTransaction(b64));
+
+    const stellarKey = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 9));
+    const envelope = new TransactionBuilder(new Account(stellarKey.publicKey(), '1'), {
+      fee: BASE_FEE,
+      networkPassphrase: Networks.TESTNET,
+    })
+      .addOperation(Operation.bumpSequence({ bumpTo: '5' }))
+      .setTimeout(60)
+      .build()
+      .toXDR();
+    const stellar = await onWorkers.run('prepareStellarTransaction', [envelope, Networks.TESTNET], 1);
+    assert.deepEqual(stellar, chainSteps.prepareStellarTransaction(envelope, Networks.TESTNET));
+    const stellarArgs = [stellar, stellarKey.rawPublicKey(), stellarKey.sign(Buffer.from(stellar.hash))] as const;
+    assert.equal(
+      await onWorkers.run('attachStellarSignature', [...stellarArgs], 1),
+      chainSteps.attachStellarSignature(...stellarArgs),
+    );
   });
 
   it("returns a worker's ChainInputError as a ChainInputError with its field", async () => {
