@@ -12,8 +12,8 @@ import { ServiceError } from './errors.ts';
 /** The real worker plus a step that never returns (test/helpers/hanging-chain.worker.ts). */
 const HANGING_WORKER = new URL('../test/helpers/hanging-chain.worker.ts', import.meta.url);
 
-/** Always a worker (every input counts as large). */
-const onWorkers = createChainPool({ threads: 1, inlineBelowBytes: 0 });
+/** Always a worker (every input counts as large); a loaded test machine may take seconds to start one. */
+const onWorkers = createChainPool({ threads: 1, inlineBelowBytes: 0, waitLimitMs: 120_000 });
 after(() => onWorkers.close());
 
 /** EIP-155's example transaction with 20 KB of data. */
@@ -93,7 +93,12 @@ describe('chain pool', { timeout: 120_000 }, () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i++) deep = { a: deep };
     const where: string[] = [];
-    const pool = createChainPool({ threads: 1, inlineBelowBytes: 0, onRun: (_, w) => where.push(w) });
+    const pool = createChainPool({
+      threads: 1,
+      inlineBelowBytes: 0,
+      waitLimitMs: 120_000,
+      onRun: (_, w) => where.push(w),
+    });
     try {
       // Inline, prepareEvmTransaction would have answered "to must be an EVM address string": it never sees it.
       await assert.rejects(pool.run('prepareEvmTransaction', [{ ...EVM_TX, to: deep } as never], 1), {
@@ -171,7 +176,13 @@ describe('chain pool', { timeout: 120_000 }, () => {
   });
 
   it('bounds the queue: past maxQueue waiting steps a step is refused at once with a 503, not queued', async () => {
-    const pool = createChainPool({ threads: 1, inlineBelowBytes: 0, maxQueue: 2, workerFile: HANGING_WORKER });
+    const pool = createChainPool({
+      threads: 1,
+      inlineBelowBytes: 0,
+      maxQueue: 2,
+      waitLimitMs: 120_000,
+      workerFile: HANGING_WORKER,
+    });
     try {
       const running = pool.run('hang' as never, [] as never, 1);
       const queued = [pool.run('hashEvmTypedData', [MAIL], 1), pool.run('hashEvmTypedData', [MAIL], 1)];
@@ -193,7 +204,7 @@ describe('chain pool', { timeout: 120_000 }, () => {
   });
 
   it('keeps the event loop turning while a large input is worked on; a small one runs inline', async () => {
-    const pool = createChainPool({ threads: 1 });
+    const pool = createChainPool({ threads: 1, waitLimitMs: 120_000 });
     try {
       const turnsWhile = async (run: () => Promise<unknown>): Promise<number> => {
         let turns = 0;

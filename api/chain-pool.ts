@@ -9,7 +9,7 @@
  * that cannot be copied to a worker is refused (never run on the event loop instead), at most `maxQueue` steps wait
  * for a thread (past that a request is answered 503 with Retry-After at once), a step that has waited
  * `waitLimitMs` without starting is dropped from the queue (503), and a step still running `timeLimitMs` after its
- * worker started it is aborted: piscina stops that worker and starts another (503 for that request).
+ * worker started it is aborted: piscina stops that worker and starts another (503 for that request). See TaskClock.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -43,8 +43,12 @@ export const DEFAULT_QUEUE_PER_THREAD = 8;
  */
 export const DEFAULT_TIME_LIMIT_MS = 2_000;
 
-/** Time a step may wait for a thread (including a worker's start-up) before it is dropped from the queue. */
-export const DEFAULT_WAIT_LIMIT_MS = 5_000;
+/**
+ * Time a step may wait for a thread before it is dropped (and, handed to a worker that is still loading, for that
+ * worker to begin it). Loading the chain libraries takes a fraction of a second on an idle machine, seconds on a
+ * loaded one.
+ */
+export const DEFAULT_WAIT_LIMIT_MS = 10_000;
 
 function inline<S extends ChainStepName>(step: S, args: Parameters<ChainSteps[S]>): ReturnType<ChainSteps[S]> {
   return (chainSteps[step] as unknown as (...a: Parameters<ChainSteps[S]>) => ReturnType<ChainSteps[S]>)(...args);
@@ -77,8 +81,12 @@ export function createChainPool(
   const maxQueue = Math.max(1, options.maxQueue ?? DEFAULT_QUEUE_PER_THREAD * threads);
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const waitLimitMs = options.waitLimitMs ?? DEFAULT_WAIT_LIMIT_MS;
-  /** What to do when a worker reports that it started a step, by task id. */
-  const onStart = new Map<number, () => void>();
+  /** Steps submitted to workers and not answered yet: at most one running per thread plus `maxQueue` waiting. */
+  let inFlight = 0;
+  /** The clocks of steps a worker has been handed and not yet reported as started, by task id. */
+  const clocks = new Map<number, TaskClock>();
+  /** Threads that have loaded their module (piscina's 'workerCreate'), until destroyed. */
+  const loaded = new Set<number>();
   let nextId = 0;
   // Created with the first large input (or by warm()): a process that never sees one starts no thread.
   let pool: Piscina | undefined;
@@ -86,45 +94,84 @@ export function createChainPool(
     if (pool) return pool;
     pool = new Piscina({
       filename: (options.workerFile ?? new URL(`./chain.worker${SOURCE_EXT}`, import.meta.url)).href,
-      minThreads: 1,
+      // Every thread starts at once (warm() runs after listen), and stays: each loads the chain libraries once.
+      minThreads: threads,
       maxThreads: threads,
       maxQueue,
-      // Keep started workers: each one loads the chain libraries (viem, @mysten/sui) once (~0.3 s).
-      idleTimeout: 10 * 60_000,
+      idleTimeout: Number.POSITIVE_INFINITY,
       // As in the enclave's pools: plain message events, no Atomics hand-off (which stalled under load there).
       atomics: 'disabled',
+      // Piscina also hands tasks to a replacement worker still loading its module; this hands a task to an idle,
+      // loaded worker only, so that a step never waits (and runs out its clock) behind a worker's start-up.
+      loadBalancer: (task, workers) => {
+        for (const worker of workers) {
+          if (worker.currentUsage === 0 && loaded.has(worker.id) && !worker.terminating && !worker.destroyed) {
+            ((task as unknown as Record<symbol, TaskClock | null>)[Piscina.queueOptionsSymbol] ?? null)?.dispatched();
+            return worker;
+          }
+        }
+        return null;
+      },
     });
+    pool.on('workerCreate', (worker: { id: number }) => loaded.add(worker.id));
+    pool.on('workerDestroy', (worker: { id: number }) => loaded.delete(worker.id));
     pool.on('message', (message: Partial<ChainStepStarted> | null) => {
-      if (typeof message?.chainStepStarted === 'number') onStart.get(message.chainStepStarted)?.();
+      if (typeof message?.chainStepStarted === 'number') clocks.get(message.chainStepStarted)?.running();
     });
     return pool;
   };
+
+  /**
+   * A step's deadline, by phase: queued (waitLimitMs from submission: aborting removes it from the queue), handed
+   * to a worker (waitLimitMs more for the worker to begin, which a worker of the first set may take to load), and
+   * running (timeLimitMs from the worker's "started" message: aborting stops that worker, piscina starts another).
+   */
+  class TaskClock {
+    phase: 'queued' | 'dispatched' | 'running' = 'queued';
+    readonly abort = new AbortController();
+    private timer: NodeJS.Timeout;
+    constructor(private readonly id: number) {
+      this.timer = setTimeout(() => this.abort.abort(), waitLimitMs);
+    }
+    dispatched(): void {
+      this.phase = 'dispatched';
+      clocks.set(this.id, this);
+      this.restart(waitLimitMs);
+    }
+    running(): void {
+      this.phase = 'running';
+      clocks.delete(this.id);
+      this.restart(timeLimitMs);
+    }
+    stop(): void {
+      clearTimeout(this.timer);
+      clocks.delete(this.id);
+    }
+    private restart(ms: number): void {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.abort.abort(), ms);
+    }
+  }
 
   async function onWorker<S extends ChainStepName>(
     step: S,
     args: Parameters<ChainSteps[S]>,
   ): Promise<ChainTaskResult<S>> {
     const workers = started();
-    if (workers.queueSize >= maxQueue) {
+    if (inFlight >= threads + maxQueue) {
       throw busy(`${maxQueue} large requests are already waiting for a thread; retry later`);
     }
-    const task: ChainTask<S> = { id: nextId++, step, args };
-    const abort = new AbortController();
-    let running = false;
-    // Waiting first; from the worker's "started" message on, running. Aborting a waiting step removes it from the
-    // queue; aborting a running one makes piscina terminate its worker and start a fresh one.
-    let timer = setTimeout(() => abort.abort(), waitLimitMs);
-    onStart.set(task.id, () => {
-      running = true;
-      clearTimeout(timer);
-      timer = setTimeout(() => abort.abort(), timeLimitMs);
-    });
+    const id = nextId++;
+    const clock = new TaskClock(id);
+    // The clock rides along for the balancer; the structured clone to the worker leaves symbol keys out.
+    const task: ChainTask<S> & { [key: symbol]: TaskClock } = { id, step, args, [Piscina.queueOptionsSymbol]: clock };
+    inFlight++;
     try {
-      return (await workers.run(task, { signal: abort.signal })) as ChainTaskResult<S>;
+      return (await workers.run(task, { signal: clock.abort.signal })) as ChainTaskResult<S>;
     } catch (error) {
-      if (abort.signal.aborted) {
+      if (clock.abort.signal.aborted) {
         throw busy(
-          running
+          clock.phase === 'running'
             ? `the request's ${step} step did not finish within ${timeLimitMs} ms; retry later`
             : `the request waited ${waitLimitMs} ms for a thread; retry later`,
         );
@@ -139,8 +186,8 @@ export function createChainPool(
       }
       throw error;
     } finally {
-      clearTimeout(timer);
-      onStart.delete(task.id);
+      inFlight--;
+      clock.stop();
     }
   }
 
@@ -172,7 +219,7 @@ export function createChainPool(
     get threadIds(): number[] {
       return pool?.threads.map((thread) => thread.threadId) ?? [];
     },
-    /** Starts the first worker now (in the background), so that the first large input does not wait for it. */
+    /** Starts the workers now (in the background), so that the first large input does not wait for them. */
     warm(): void {
       started();
     },
