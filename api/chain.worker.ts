@@ -28,7 +28,8 @@ export default function runChainStep(task: ChainTask): ChainTaskResult {
   const step = chainSteps[task.step] as (...args: unknown[]) => unknown;
   if (typeof step !== 'function') throw new Error(`unknown chain step ${String(task.step)}`);
   try {
-    return { ok: true, value: step(...task.args) } as ChainTaskResult;
+    const args = task.argsJson === undefined ? task.args : (JSON.parse(task.argsJson) as unknown[]);
+    return { ok: true, value: step(...args) } as ChainTaskResult;
   } catch (error) {
     if (error instanceof ChainInputError) return { ok: false, message: error.message, field: error.field };
     throw error;

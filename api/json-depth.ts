@@ -45,19 +45,37 @@ function keyText(raw: string): string {
 /**
  * The 400 for JSON `text` that nests objects and arrays more than `maxDepth` levels, naming the path of the first
  * value too deep (`body.typedData.message.extra[0][0]…`); `undefined` when the text is within the cap. Reads the
- * text once, skipping strings whole; it does not validate JSON (the parser that runs next does).
+ * text once, skipping strings whole, counting nothing but the depth; only a refused text is read again, up to the
+ * offending bracket, for the path. It does not validate JSON (the parser that runs next does).
  */
 export function jsonDepthError(text: string, maxDepth = MAX_JSON_DEPTH): ServiceError | undefined {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (char === QUOTE) {
+      i = stringEnd(text, i);
+      if (i === -1) return undefined;
+    } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
+      if (++depth > maxDepth) return tooDeep(text, i, maxDepth);
+    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return undefined;
+}
+
+/** The path of the value opening at `end`, read from the start of the text. */
+function pathTo(text: string, end: number): string {
   // Per open container: whether it is an object, the key or index of the value being read in it.
   const isObject: boolean[] = [];
   const keys: string[] = [];
   const indexes: number[] = [];
   let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < end; i++) {
     const char = text.charCodeAt(i);
     if (char === QUOTE) {
       const close = stringEnd(text, i);
-      if (close === -1) return undefined;
+      if (close === -1) break;
       const depth = isObject.length;
       if (expectKey && depth > 0) {
         keys[depth - 1] = text.slice(i, close + 1);
@@ -65,7 +83,6 @@ export function jsonDepthError(text: string, maxDepth = MAX_JSON_DEPTH): Service
       }
       i = close;
     } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
-      if (isObject.length >= maxDepth) return tooDeep(isObject, keys, indexes, maxDepth);
       isObject.push(char === OPEN_BRACE);
       keys.push('');
       indexes.push(0);
@@ -81,18 +98,16 @@ export function jsonDepthError(text: string, maxDepth = MAX_JSON_DEPTH): Service
       else indexes[depth - 1]!++;
     }
   }
-  return undefined;
-}
-
-function tooDeep(isObject: boolean[], keys: string[], indexes: number[], maxDepth: number): ServiceError {
   let field = 'body';
   for (let level = 0; level < isObject.length; level++) {
     field += isObject[level] ? keyText(keys[level] ?? '') : `[${indexes[level]}]`;
-    if (field.length > MAX_PATH_CHARS) {
-      field = `${field.slice(0, MAX_PATH_CHARS)}…`;
-      break;
-    }
+    if (field.length > MAX_PATH_CHARS) return `${field.slice(0, MAX_PATH_CHARS)}…`;
   }
+  return field;
+}
+
+function tooDeep(text: string, at: number, maxDepth: number): ServiceError {
+  const field = pathTo(text, at);
   return invalidRequest(
     `${field} is nested more than ${maxDepth} levels deep; request bodies may nest objects and arrays ${maxDepth} levels at most`,
     { field },
