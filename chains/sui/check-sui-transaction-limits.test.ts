@@ -122,6 +122,10 @@ describe('checkSuiTransactionLimits', () => {
     let big = 'u8';
     for (let level = 0; level < 2; level++) big = `${ADDRESS}::m::S<${Array(L.typeParameters).fill(big).join(',')}>`;
     refused(transactionData([], [moveCall([big])]), /type argument of more than 256 type tags/);
+    // 16 calls of 16 type arguments of 16 tags each: 4096 tags, accepted; twice as many calls pass 8192 in all.
+    const call = moveCall(Array(L.typeArguments).fill(nestedVector(L.typeDepth)));
+    checkSuiTransactionLimits(transactionData([], Array(32).fill(call)));
+    refused(transactionData([], Array(33).fill(call)), /type arguments have more than 8192 type tags in all/);
   });
 
   it('caps inputs, pure bytes, commands, arguments, names, modules and gas payment, naming the part', () => {

@@ -25,6 +25,8 @@ export const SUI_TRANSACTION_LIMITS = {
   typeParameters: 32,
   /** Type tags in one type argument, however nested (ours). */
   typeNodes: 256,
+  /** Type tags of all type arguments together (ours): the SDK renders each as a string, nested ones many times. */
+  typeTags: 8192,
   /** Bytes of a module, function or struct name (max_move_identifier_len). */
   identifierBytes: 128,
   /** Modules of one Publish or Upgrade (max_modules_in_publish). */
@@ -52,6 +54,7 @@ function overLimit(problem: string): ChainInputError {
 class Reader {
   private offset = 0;
   arguments = 0;
+  typeTags = 0;
   constructor(private readonly bytes: Uint8Array) {}
 
   skip(length: number, what: string): void {
@@ -130,6 +133,11 @@ class Reader {
     if (nodes >= L.typeNodes) {
       throw overLimit(
         `${command} has a type argument of more than ${L.typeNodes} type tags; at most ${L.typeNodes} are accepted`,
+      );
+    }
+    if (++this.typeTags > L.typeTags) {
+      throw overLimit(
+        `its type arguments have more than ${L.typeTags} type tags in all; at most ${L.typeTags} are accepted`,
       );
     }
     let read = 1;
