@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Transaction as SuiTransaction } from '@mysten/sui/transactions';
 import { Account, BASE_FEE, Keypair, Networks, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
+import Fastify from 'fastify';
 import { ChainInputError } from '../chains/chain-input-error.ts';
 import { EIP155_EXAMPLE } from '../fixtures/eip155-example.ts';
 import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
 import { createChainPool } from './chain-pool.ts';
 import { chainSteps } from './chain-steps.ts';
 import { ServiceError } from './errors.ts';
+import { errorsPlugin } from './plugins/errors.ts';
 
 /** The real worker plus a step that never returns (test/helpers/hanging-chain.worker.ts). */
 const HANGING_WORKER = new URL('../test/helpers/hanging-chain.worker.ts', import.meta.url);
@@ -195,6 +197,20 @@ describe('chain pool', { timeout: 120_000 }, () => {
         return true;
       });
       assert.equal(pool.queueSize, 2);
+
+      // What the partner receives: the service's envelope, 503, with Retry-After.
+      const app = Fastify();
+      await app.register(errorsPlugin);
+      app.post('/sign', async () => pool.run('hashEvmTypedData', [MAIL], 1));
+      const res = await app.inject({ method: 'POST', url: '/sign' });
+      await app.close();
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.headers['retry-after'], '1');
+      const body = res.json() as { code: string; message: string; requestId: string };
+      assert.equal(body.code, 'SERVICE_BUSY');
+      assert.match(body.message, /already waiting for a thread; retry later/);
+      assert.equal(typeof body.requestId, 'string');
+
       await pool.close();
       // Closing the pool answers the stuck and the queued steps too.
       for (const outcome of await settled) assert.equal(outcome.status, 'rejected');
