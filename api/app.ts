@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Config } from './config.ts';
-import { jsonDepthError } from './json-depth.ts';
+import { jsonLimitsError } from './json-limits.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
 import { errorsPlugin } from './plugins/errors.ts';
@@ -71,12 +71,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.
   app.removeContentTypeParser('text/plain');
-  // JSON nested deeper than any route takes is refused before it is parsed (json-depth.ts); then Fastify's own parser.
+  // JSON nested deeper, or holding more objects and arrays, than any route takes is refused before it is parsed
+  // (json-limits.ts); then Fastify's own parser.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const tooDeep = jsonDepthError(body as string);
-    if (tooDeep) done(tooDeep, undefined);
+    const refused = jsonLimitsError(body as string);
+    if (refused) done(refused, undefined);
     else parseJson(req, body as string, done);
   });
   app.addSchema(ErrorSchema);

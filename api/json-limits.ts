@@ -1,13 +1,19 @@
 /**
- * The nesting depth cap on JSON request bodies, checked on the text before it is parsed. `JSON.parse` takes deep
- * nesting without overflowing, but slowly, and whatever walks the parsed value next (the schema validator, the
- * structured clone to a chain worker, a chain step) would pay again; no route takes anything near this deep (the
- * deepest, sign-typed-data, nests its message 32 levels below `body.typedData.message`).
+ * Caps on the shape of JSON request bodies, checked on the text before it is parsed, where refusing costs least:
+ * the nesting depth, and the number of objects and arrays. `JSON.parse` takes deep nesting without overflowing, but
+ * slowly, and whatever walks the parsed value next (the schema validator, the copy to a chain worker, a chain step)
+ * would pay again; and the objects and arrays it builds are most of what parsing a body costs the event loop. No
+ * route takes anything near either cap: the deepest, sign-typed-data, nests its message 32 levels below
+ * `body.typedData.message`, and holds at most 16,384 values (typed-data-limits.ts) besides its types.
  */
+import { TYPED_DATA_LIMITS } from '../chains/evm/typed-data-limits.ts';
 import { invalidRequest, type ServiceError } from './errors.ts';
 
 /** Deepest nesting of objects and arrays a request body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 64;
+
+/** Most objects and arrays a request body may hold: twice the values typed data may have, for its types. */
+export const MAX_JSON_CONTAINERS = 2 * TYPED_DATA_LIMITS.values;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -43,20 +49,38 @@ function keyText(raw: string): string {
 }
 
 /**
- * The 400 for JSON `text` that nests objects and arrays more than `maxDepth` levels, naming the path of the first
- * value too deep (`body.typedData.message.extra[0][0]…`); `undefined` when the text is within the cap. Reads the
- * text once, skipping strings whole, counting nothing but the depth; only a refused text is read again, up to the
- * offending bracket, for the path. It does not validate JSON (the parser that runs next does).
+ * The 400 for JSON `text` that nests objects and arrays more than `limits.depth` levels, or holds more than
+ * `limits.containers` of them, naming the path of the first value past the cap
+ * (`body.typedData.message.extra[0][0]…`); `undefined` when the text is within both. Reads the text once, skipping
+ * strings whole, counting brackets only; a refused text is read again, up to the offending bracket, for the path.
+ * It does not validate JSON (the parser that runs next does).
  */
-export function jsonDepthError(text: string, maxDepth = MAX_JSON_DEPTH): ServiceError | undefined {
+export function jsonLimitsError(
+  text: string,
+  limits: { depth: number; containers: number } = { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS },
+): ServiceError | undefined {
   let depth = 0;
+  let containers = 0;
   for (let i = 0; i < text.length; i++) {
     const char = text.charCodeAt(i);
     if (char === QUOTE) {
       i = stringEnd(text, i);
       if (i === -1) return undefined;
     } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
-      if (++depth > maxDepth) return tooDeep(text, i, maxDepth);
+      if (++depth > limits.depth) {
+        return refuse(
+          text,
+          i,
+          `is nested more than ${limits.depth} levels deep; request bodies may nest objects and arrays ${limits.depth} levels at most`,
+        );
+      }
+      if (++containers > limits.containers) {
+        return refuse(
+          text,
+          i,
+          `is object or array number ${containers} of the body; request bodies may hold ${limits.containers} objects and arrays at most`,
+        );
+      }
     } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
       depth--;
     }
@@ -106,10 +130,7 @@ function pathTo(text: string, end: number): string {
   return field;
 }
 
-function tooDeep(text: string, at: number, maxDepth: number): ServiceError {
+function refuse(text: string, at: number, problem: string): ServiceError {
   const field = pathTo(text, at);
-  return invalidRequest(
-    `${field} is nested more than ${maxDepth} levels deep; request bodies may nest objects and arrays ${maxDepth} levels at most`,
-    { field },
-  );
+  return invalidRequest(`${field} ${problem}`, { field });
 }
