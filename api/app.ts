@@ -93,7 +93,8 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
 
   // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.
   app.removeContentTypeParser('text/plain');
-  // JSON bodies are checked as bytes: not UTF-8 is a 400, never signed as replacement characters.
+  // JSON bodies are checked as bytes (not UTF-8 is a 400, never signed as replacement characters) and for their
+  // depth and size before they are parsed (json-body.ts, json-limits.ts).
   await app.register(jsonBodyPlugin);
   app.addSchema(ErrorSchema);
 

@@ -1,13 +1,15 @@
 /**
- * The chain steps of the signing routes whose cost grows with the partner's input: up to ~100 ms for a 1 MiB
- * typed data body, ~20 ms for a 120 KiB Sui transaction, ~5 ms for an EVM transaction with 127 KiB of data
- * (measured on the 2-core development machine). chain-pool.ts runs them on worker threads when the input is
- * large, so that one partner's large payload never holds the API's event loop, and with it every other
- * wallet's request. Each is a pure function of structured-clonable arguments to a structured-clonable result.
+ * The chain steps of the signing routes whose cost grows with the partner's input: EIP-712 typed data, EVM, Sui and
+ * Stellar transactions (the README's "Worst-case cost per request" has their measured worst cases). chain-pool.ts
+ * runs them on worker threads when the input is large, so that one partner's large payload never holds the API's
+ * event loop, and with it every other wallet's request. Each is a pure function of structured-clonable arguments to
+ * a structured-clonable result, and bounds its own work (caps in chains/).
  */
 import { hashEvmTypedData } from '../chains/evm/hash-evm-typed-data.ts';
 import { prepareEvmTransaction } from '../chains/evm/prepare-evm-transaction.ts';
 import { serializeSignedEvmTransaction } from '../chains/evm/serialize-signed-evm-transaction.ts';
+import { attachStellarSignature } from '../chains/stellar/attach-stellar-signature.ts';
+import { prepareStellarTransaction } from '../chains/stellar/prepare-stellar-transaction.ts';
 import { prepareSuiTransaction } from '../chains/sui/prepare-sui-transaction.ts';
 
 export const chainSteps = {
@@ -15,15 +17,37 @@ export const chainSteps = {
   prepareEvmTransaction,
   serializeSignedEvmTransaction,
   prepareSuiTransaction,
+  prepareStellarTransaction,
+  attachStellarSignature,
 };
 
 export type ChainSteps = typeof chainSteps;
 export type ChainStepName = keyof ChainSteps;
 
-/** One step to run on a worker. */
-export interface ChainTask<S extends ChainStepName = ChainStepName> {
-  step: S;
-  args: Parameters<ChainSteps[S]>;
+/**
+ * Steps whose arguments are JSON from the request body: they travel to a worker as JSON text, which V8 writes and
+ * reads several times faster than its structured clone walks a graph of many small objects (the clone runs on the
+ * event loop). The others carry bytes or bigints and travel by structured clone.
+ */
+export const JSON_ARGUMENT_STEPS: ReadonlySet<ChainStepName> = new Set([
+  'hashEvmTypedData',
+  'prepareEvmTransaction',
+  'prepareSuiTransaction',
+  'prepareStellarTransaction',
+]);
+
+/**
+ * One step to run on a worker; `id` names it in the worker's "started" message (chain-pool.ts). The arguments come
+ * as `args`, or as `argsJson` (their JSON text) for the steps of JSON_ARGUMENT_STEPS.
+ */
+export type ChainTask<S extends ChainStepName = ChainStepName> = { id: number; step: S } & (
+  | { args: Parameters<ChainSteps[S]>; argsJson?: undefined }
+  | { args?: undefined; argsJson: string }
+);
+
+/** What a worker posts on its port as it starts a task, so that the pool's time limit counts from then. */
+export interface ChainStepStarted {
+  chainStepStarted: number;
 }
 
 /** A worker's answer: the step's result, or the ChainInputError it threw (errors lose their class in transit). */

@@ -6,12 +6,15 @@
  * - a charset other than UTF-8 is a 415 (JSON is UTF-8, RFC 8259 §8.1; any other reading would differ);
  * - bytes that are not UTF-8 are a 400 `INVALID_JSON` naming the first bad byte and its offset;
  * - a `__proto__` key, or a `constructor` object holding `prototype`, is a 400 `INVALID_REQUEST` naming
- *   where it is (such keys change prototypes when a body is merged into another object).
+ *   where it is (such keys change prototypes when a body is merged into another object);
+ * - JSON nested deeper, or holding more objects and arrays, than any route takes is a 400 naming the path,
+ *   found on the text before `JSON.parse` builds it (json-limits.ts).
  */
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ServiceError } from '../errors.ts';
+import { jsonLimitsError } from '../json-limits.ts';
 
 const invalidJson = (message: string) => new ServiceError('INVALID_JSON', 400, message);
 
@@ -136,6 +139,8 @@ export function parseJsonBody(body: Buffer, contentType?: string): unknown {
   // A UTF-8 byte order mark is allowed before JSON text (RFC 8259 §8.1 lets a parser ignore it).
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const tooLarge = jsonLimitsError(text);
+  if (tooLarge) throw tooLarge;
   let value: unknown;
   try {
     value = JSON.parse(text);

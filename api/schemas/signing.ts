@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { TYPED_DATA_LIMITS } from '../../chains/evm/typed-data-limits.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import { StringEnum, WalletTypeSchema } from './common.ts';
 
@@ -55,7 +56,15 @@ export const SignTypedDataBody = Type.Object(
     typedData: Type.Object(
       {
         domain: Type.Object({}, { additionalProperties: true }),
-        types: Type.Object({}, { additionalProperties: true, description: 'Without EIP712Domain.' }),
+        // Counted here too, so that finding 1's thousand-type body is refused before any step (or copy) sees it.
+        types: Type.Object(
+          {},
+          {
+            additionalProperties: true,
+            maxProperties: TYPED_DATA_LIMITS.types,
+            description: `Without EIP712Domain. At most ${TYPED_DATA_LIMITS.types} struct types of ${TYPED_DATA_LIMITS.fieldsPerType} members each, no recursive type, values nested at most ${TYPED_DATA_LIMITS.depth} levels below message, at most ${TYPED_DATA_LIMITS.arrayItems} items in an array and ${TYPED_DATA_LIMITS.totalItems} in all, ${TYPED_DATA_LIMITS.values} values in all; every member of a struct value declared.`,
+          },
+        ),
         primaryType: Type.String({ minLength: 1, maxLength: 256 }),
         message: Type.Object({}, { additionalProperties: true }),
       },

@@ -16,8 +16,6 @@ import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transacti
 import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
 import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
 import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
-import { attachStellarSignature } from '../../chains/stellar/attach-stellar-signature.ts';
-import { prepareStellarTransaction } from '../../chains/stellar/prepare-stellar-transaction.ts';
 import { encodeSuiSignature } from '../../chains/sui/encode-sui-signature.ts';
 import { hashSuiPersonalMessage } from '../../chains/sui/hash-sui-personal-message.ts';
 import type { WalletType } from '../../chains/wallet-types.ts';
@@ -304,7 +302,7 @@ export function createSigningService(deps: {
 
     /**
      * `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets; sign-only for now. `bodyBytes`: the request
-     * body's size (Infinity when unknown), which decides whether EVM and Sui steps run on the chain pool.
+     * body's size (Infinity when unknown), which decides whether EVM, Stellar and Sui steps run on the chain pool.
      */
     async signTransaction(
       principal: Principal,
@@ -343,10 +341,16 @@ export function createSigningService(deps: {
         }
         case 'STELLAR': {
           const passphrase = body.networkPassphrase as string;
-          const prepared = chainInput('body', () => prepareStellarTransaction(body.transaction as string, passphrase));
+          const prepared = await chainInputAsync('body', () =>
+            chainPool.run('prepareStellarTransaction', [body.transaction as string, passphrase], bodyBytes),
+          );
           await authorize(principal, wallet, 'sign-transaction', passphrase);
           const signature = await signEd25519(wallet, prepared.hash);
-          const signedTransaction = attachStellarSignature(prepared, fromHex(wallet.publicKey!), signature);
+          const signedTransaction = await chainPool.run(
+            'attachStellarSignature',
+            [prepared, fromHex(wallet.publicKey!), signature],
+            bodyBytes,
+          );
           await recordTransactionSigned(principal, wallet, passphrase);
           return { signedTransaction };
         }

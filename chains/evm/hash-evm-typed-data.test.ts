@@ -174,10 +174,16 @@ describe('hashEvmTypedData', () => {
     );
   });
 
-  it('ignores message members the type does not declare, as EIP-712 does', () => {
-    const extra = clone(MAIL);
-    (extra.message as Record<string, unknown>).attachment = 'not signed';
-    assert.deepEqual(hashEvmTypedData(extra), hashEvmTypedData(MAIL));
+  it('refuses a message member its type does not declare, at any depth, naming its path', () => {
+    const top = clone(MAIL);
+    (top.message as Record<string, unknown>).attachment = 'not signed';
+    throwsField(top, 'message.attachment', /is not a member of Mail \(declared: from, to, contents\)/);
+    const nested = clone(MAIL);
+    (nested.message.to as Record<string, unknown>).note = [[['not signed']]];
+    throwsField(nested, 'message.to.note', /is not a member of Person/);
+    const inArray = clone(KITCHEN_SINK);
+    (inArray.message.legs[1] as Record<string, unknown>).memo = 'x';
+    throwsField(inArray, 'message.legs[1].memo', /is not a member of Leg/);
   });
 
   it('refuses EIP712Domain in types', () => {
@@ -300,18 +306,11 @@ describe('hashEvmTypedData', () => {
     }
   });
 
-  it('refuses self-referencing values nested too deeply instead of overflowing the stack', () => {
-    let node: Record<string, unknown> = { children: [] };
-    for (let i = 0; i < 1000; i++) node = { children: [node] };
+  it('refuses recursive struct types, which ethers refuses too, naming the member that closes the ring', () => {
     throwsField(
-      {
-        domain: {},
-        types: { Node: [{ name: 'children', type: 'Node[]' }] },
-        primaryType: 'Node',
-        message: node,
-      },
-      'message' + '.children[0]'.repeat(16) + '.children',
-      /nested more than 32 levels/,
+      { domain: {}, types: { Node: [{ name: 'children', type: 'Node[]' }] }, primaryType: 'Node', message: {} },
+      'types.Node[0].type',
+      /Node refers back to itself \(Node → Node\)/,
     );
   });
 

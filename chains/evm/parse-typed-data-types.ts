@@ -1,11 +1,14 @@
 import { ChainInputError } from '../chain-input-error.ts';
 import { describeType } from '../describe-type.ts';
 import { isPlainObject } from '../is-plain-object.ts';
+import { parseTypedDataType, type TypedDataType } from './parse-typed-data-type.ts';
+import { TYPED_DATA_LIMITS } from './typed-data-limits.ts';
 
-/** One member of an EIP-712 struct. */
+/** One member of an EIP-712 struct: its name, its type as written, and that type taken apart. */
 export interface TypedDataField {
   name: string;
   type: string;
+  parsed: TypedDataType;
 }
 
 /** EIP-712 struct definitions by name, as checked by `parseTypedDataTypes`. */
@@ -18,24 +21,69 @@ const STRUCT_NAME = /^[A-Za-z0-9_$:]+$/;
 const ATOMIC_LOOKALIKE = /^(?:address|bool|string|(?:u?int|bytes)[0-9]*)$/;
 // Member names are identifiers, so that encodeType's "Name(type name,…)" string cannot be made ambiguous.
 const MEMBER_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const ARRAY_SUFFIXES = /(?:\[(?:[1-9][0-9]{0,8})?\])*$/;
-const INTEGER = /^u?int([1-9][0-9]{0,2})$/;
-const FIXED_BYTES = /^bytes([1-9][0-9]?)$/;
 
-/** Whether `type` is an EIP-712 atomic or dynamic type: address, bool, string, bytes, bytes1…32, (u)int8…256. */
-function isAtomic(type: string): boolean {
-  if (type === 'address' || type === 'bool' || type === 'string' || type === 'bytes') return true;
-  const integer = INTEGER.exec(type);
-  if (integer) return Number(integer[1]) % 8 === 0 && Number(integer[1]) <= 256;
-  const bytes = FIXED_BYTES.exec(type);
-  return bytes !== null && Number(bytes[1]) <= 32;
+/** How many levels below a value of this type its deepest part lies (0 for an atomic value). */
+function levelsBelow(type: TypedDataType, structLevels: (name: string) => number): number {
+  if (type.kind === 'array') return 1 + levelsBelow(type.item, structLevels);
+  if (type.kind === 'struct') return structLevels(type.name);
+  return 0;
+}
+
+/** The struct a member type names, through any arrays. */
+function structOf(type: TypedDataType): string | undefined {
+  if (type.kind === 'array') return structOf(type.item);
+  return type.kind === 'struct' ? type.name : undefined;
+}
+
+/**
+ * Refuses struct types that refer back to themselves, directly or through others, and types whose values would
+ * nest deeper than the limit. Recursive types are refused as ethers refuses them ("circular type reference"):
+ * EIP-712 leaves cyclical data undefined, and without them a type's depth is finite and checked here, once.
+ */
+function checkNesting(types: TypedDataTypes): void {
+  const levels = new Map<string, number>();
+  const visiting: string[] = [];
+  // Depth-first over at most TYPED_DATA_LIMITS.types structs, so the recursion is that deep at most.
+  const structLevels = (name: string): number => {
+    const known = levels.get(name);
+    if (known !== undefined) return known;
+    visiting.push(name);
+    let deepest = 0;
+    const fields = types[name] ?? [];
+    for (let index = 0; index < fields.length; index++) {
+      const field = fields[index]!;
+      const path = `types.${name}[${index}].type`;
+      const target = structOf(field.parsed);
+      if (target !== undefined && visiting.includes(target)) {
+        const ring = [...visiting.slice(visiting.indexOf(target)), target].join(' → ');
+        throw new ChainInputError(
+          `${path}: ${target} refers back to itself (${ring}); recursive struct types are not accepted`,
+          path,
+        );
+      }
+      const below = 1 + levelsBelow(field.parsed, structLevels);
+      if (below > TYPED_DATA_LIMITS.depth) {
+        throw new ChainInputError(
+          `${path} ${JSON.stringify(field.type.slice(0, 80))} makes ${name} values nest ${below} levels deep; at most ${TYPED_DATA_LIMITS.depth} are accepted`,
+          path,
+        );
+      }
+      deepest = Math.max(deepest, below);
+    }
+    visiting.pop();
+    levels.set(name, deepest);
+    return deepest;
+  };
+  for (const name of Object.keys(types)) structLevels(name);
 }
 
 /**
  * Checks the `types` of EIP-712 typed data: an object mapping struct names to arrays of `{ name, type }`
  * members, where each member type is an atomic type, a struct defined here, or an array (`T[]`, `T[n]`) of
- * either. `EIP712Domain` must be absent: the service derives it from the domain. Returns a copy holding only
- * names and types. Throws a `ChainInputError` whose field is the path inside the typed data (`types.Mail[1].type`).
+ * either. `EIP712Domain` must be absent: the service derives it from the domain. At most
+ * `TYPED_DATA_LIMITS.types` structs of at most `fieldsPerType` members, no recursive struct, and no type whose
+ * values would nest deeper than `depth`. Returns a copy holding only names and types (each also taken apart).
+ * Throws a `ChainInputError` whose field is the path inside the typed data (`types.Mail[1].type`).
  */
 export function parseTypedDataTypes(types: unknown): TypedDataTypes {
   if (!isPlainObject(types)) {
@@ -49,6 +97,13 @@ export function parseTypedDataTypes(types: unknown): TypedDataTypes {
   }
   const structNames = Object.keys(types);
   if (structNames.length === 0) throw new ChainInputError('types must define at least one struct', 'types');
+  if (structNames.length > TYPED_DATA_LIMITS.types) {
+    throw new ChainInputError(
+      `types defines ${structNames.length} struct types; at most ${TYPED_DATA_LIMITS.types} are accepted`,
+      'types',
+    );
+  }
+  const isStruct = (name: string) => Object.hasOwn(types, name);
   const parsed: [string, TypedDataField[]][] = [];
   for (const structName of structNames) {
     const path = `types.${structName.slice(0, MAX_NAME)}`;
@@ -65,10 +120,16 @@ export function parseTypedDataTypes(types: unknown): TypedDataTypes {
         path,
       );
     }
+    if (members.length > TYPED_DATA_LIMITS.fieldsPerType) {
+      throw new ChainInputError(
+        `${path} has ${members.length} members; at most ${TYPED_DATA_LIMITS.fieldsPerType} are accepted`,
+        path,
+      );
+    }
     const seen = new Set<string>();
     parsed.push([
       structName,
-      members.map((member: unknown, index) => {
+      members.map((member: unknown, index): TypedDataField => {
         const memberPath = `${path}[${index}]`;
         if (!isPlainObject(member)) {
           throw new ChainInputError(
@@ -91,16 +152,18 @@ export function parseTypedDataTypes(types: unknown): TypedDataTypes {
             `${memberPath}.type`,
           );
         }
-        const baseType = type.length > MAX_NAME ? '' : type.replace(ARRAY_SUFFIXES, '');
-        if (!isAtomic(baseType) && !(Object.hasOwn(types, baseType) && baseType !== '')) {
+        const parsedType = type.length > MAX_NAME ? undefined : parseTypedDataType(type, isStruct);
+        if (parsedType === undefined) {
           throw new ChainInputError(
             `${memberPath}.type ${JSON.stringify(type.slice(0, 80))} is neither an EIP-712 atomic type nor a struct defined in types`,
             `${memberPath}.type`,
           );
         }
-        return { name, type };
+        return { name, type, parsed: parsedType };
       }),
     ]);
   }
-  return Object.fromEntries(parsed);
+  const result: TypedDataTypes = Object.fromEntries(parsed);
+  checkNesting(result);
+  return result;
 }

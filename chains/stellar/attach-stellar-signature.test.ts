@@ -48,11 +48,11 @@ describe('attachStellarSignature', () => {
     const tx = payment(other.publicKey());
     tx.sign(other);
     const prepared = prepareStellarTransaction(tx.toXDR(), Networks.TESTNET);
-    const before = prepared.transaction.toXDR();
+    const before = structuredClone(prepared);
     const sig = ed25519.sign(prepared.hash, seed);
     const signed = attachStellarSignature(prepared, publicKey, sig);
     assert.equal(attachStellarSignature(prepared, publicKey, sig), signed);
-    assert.equal(prepared.transaction.toXDR(), before);
+    assert.deepEqual(prepared, before);
     tx.sign(wallet);
     assert.equal(signed, tx.toXDR());
     assert.equal(reparse(signed).signatures.length, 2);
@@ -110,8 +110,10 @@ describe('attachStellarSignature', () => {
       null,
       {},
       { transaction: null },
-      { transaction: 'AAAA' },
-      { hash: prepared.hash, transaction: { toXDR: () => 'AAAA', networkPassphrase: Networks.TESTNET } },
+      { envelope: 'AAAA' },
+      { ...prepared, envelope: 'AAAA' },
+      { ...prepared, envelope: undefined },
+      { ...prepared, networkPassphrase: 5 },
     ]) {
       assert.throws(
         () => attachStellarSignature(bad as unknown as PreparedStellarTransaction, publicKey, sig),

@@ -1,4 +1,11 @@
-import { Keypair, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import {
+  type FeeBumpTransaction,
+  Keypair,
+  StrKey,
+  type Transaction,
+  TransactionBuilder,
+  xdr,
+} from '@stellar/stellar-sdk';
 import { assertBytes } from '../assert-bytes.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { describeError } from '../describe-error.ts';
@@ -11,9 +18,8 @@ import type { PreparedStellarTransaction } from './prepare-stellar-transaction.t
  * Adds the wallet's decorated signature (hint = last 4 bytes of `publicKey`, then the 64-byte signature of
  * `prepared.hash`) to a copy of the envelope, unless it already carries that signature, and returns the envelope
  * XDR as base64. The signature is verified against the key and the copy's hash first (libsodium: the SDK's own
- * `addSignature` verifies in JavaScript, ~1.5 ms), so a signature for another network or key is refused.
- * `prepared` is not modified. Throws a `ChainInputError` for a malformed key, signature or prepared value, and
- * for a signature that does not verify.
+ * `addSignature` verifies in JavaScript), so a signature for another network or key is refused. Throws a
+ * `ChainInputError` for a malformed key, signature or prepared value, and for a signature that does not verify.
  */
 export function attachStellarSignature(
   prepared: PreparedStellarTransaction,
@@ -22,14 +28,13 @@ export function attachStellarSignature(
 ): string {
   assertBytes(publicKey, 32, 'publicKey');
   assertBytes(sig, 64, 'signature');
-  const { transaction } = isPlainObject(prepared) ? prepared : { transaction: undefined };
-  if (transaction === undefined || transaction === null || typeof transaction.toXDR !== 'function') {
+  const { envelope, networkPassphrase } = isPlainObject(prepared) ? prepared : { envelope: 0, networkPassphrase: 0 };
+  if (typeof envelope !== 'string' || typeof networkPassphrase !== 'string') {
     throw new ChainInputError('prepared must be the result of prepareStellarTransaction');
   }
-  // A fresh copy, so that attaching twice or failing half-way never touches the prepared transaction.
-  let copy: typeof transaction;
+  let copy: Transaction | FeeBumpTransaction;
   try {
-    copy = TransactionBuilder.fromXDR(transaction.toXDR(), transaction.networkPassphrase);
+    copy = TransactionBuilder.fromXDR(envelope, networkPassphrase);
   } catch (error) {
     throw new ChainInputError(`prepared must be the result of prepareStellarTransaction: ${describeError(error)}`);
   }

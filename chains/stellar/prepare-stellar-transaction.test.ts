@@ -13,7 +13,7 @@ import {
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
 import { ChainInputError } from '../chain-input-error.ts';
-import { prepareStellarTransaction } from './prepare-stellar-transaction.ts';
+import { MAX_STELLAR_ENVELOPE_BYTES, prepareStellarTransaction } from './prepare-stellar-transaction.ts';
 
 const source = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 21));
 const destination = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 22)).publicKey();
@@ -41,8 +41,13 @@ describe('prepareStellarTransaction', () => {
   it('hashes like the SDK: SHA-256 of network id ‖ ENVELOPE_TYPE_TX ‖ transaction', () => {
     const tx = payment();
     const prepared = prepareStellarTransaction(tx.toXDR(), Networks.TESTNET);
-    assert.ok(prepared.transaction instanceof Transaction);
-    assert.deepEqual(prepared.hash, new Uint8Array(tx.hash()));
+    assert.deepEqual(prepared, {
+      hash: new Uint8Array(tx.hash()),
+      envelope: tx.toXDR(),
+      networkPassphrase: Networks.TESTNET,
+    });
+    assert.deepEqual(structuredClone(prepared), prepared, 'plain data, for a chain-pool worker');
+    assert.ok(TransactionBuilder.fromXDR(prepared.envelope, Networks.TESTNET) instanceof Transaction);
     const networkId = createHash('sha256').update(Networks.TESTNET).digest();
     const envelopeTypeTx = Buffer.from([0, 0, 0, 2]);
     const base = Buffer.concat([networkId, envelopeTypeTx, tx.toEnvelope().v1().tx().toXDR()]);
@@ -62,9 +67,10 @@ describe('prepareStellarTransaction', () => {
     const feeSource = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 23));
     const bump = TransactionBuilder.buildFeeBumpTransaction(feeSource, '1000', inner, Networks.TESTNET);
     const prepared = prepareStellarTransaction(bump.toXDR(), Networks.TESTNET);
-    assert.ok(prepared.transaction instanceof FeeBumpTransaction);
+    const parsed = TransactionBuilder.fromXDR(prepared.envelope, Networks.TESTNET);
+    assert.ok(parsed instanceof FeeBumpTransaction);
     assert.deepEqual(prepared.hash, new Uint8Array(bump.hash()));
-    assert.equal(prepared.transaction.innerTransaction.signatures.length, 1);
+    assert.equal(parsed.innerTransaction.signatures.length, 1);
   });
 
   it('refuses malformed, truncated, extended and garbage XDR', () => {
@@ -96,5 +102,10 @@ describe('prepareStellarTransaction', () => {
     for (const passphrase of [undefined, null, 1, [Networks.TESTNET], { passphrase: Networks.TESTNET }]) {
       throwsField(xdr, passphrase, 'networkPassphrase', /must be a string/);
     }
+  });
+
+  it('refuses an envelope larger than any the network relays, before decoding it', () => {
+    const big = Buffer.alloc(MAX_STELLAR_ENVELOPE_BYTES + 4).toString('base64');
+    throwsField(big, Networks.TESTNET, 'transaction', /too large: at most 139264 bytes are accepted/);
   });
 });

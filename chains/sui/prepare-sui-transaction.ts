@@ -3,6 +3,7 @@ import { blake2b256 } from '../blake2b-256.ts';
 import { ChainInputError } from '../chain-input-error.ts';
 import { decodeBase64 } from '../decode-base64.ts';
 import { describeError } from '../describe-error.ts';
+import { checkSuiTransactionLimits } from './check-sui-transaction-limits.ts';
 import { prefixIntent } from './prefix-intent.ts';
 
 /** A partner's Sui TransactionData checked for signing. */
@@ -18,12 +19,14 @@ const MAX_TRANSACTION_BYTES = 128 * 1024;
 
 /**
  * Checks base64 BCS `TransactionData` (as `Transaction.build()` produces it) and computes the digest to sign,
- * exactly as `Keypair.signTransaction` does. The bytes must decode as TransactionData and encode back to
- * themselves, so nothing trails them and nothing in them is ambiguous. Throws a `ChainInputError` with field
- * `transaction`.
+ * exactly as `Keypair.signTransaction` does. The bytes must stay within `SUI_TRANSACTION_LIMITS` (checked first,
+ * in one pass, so that the SDK's decoder never sees what would make it slow), decode as TransactionData and encode
+ * back to themselves, so nothing trails them and nothing in them is ambiguous. Throws a `ChainInputError` with
+ * field `transaction`.
  */
 export function prepareSuiTransaction(base64: string): PreparedSuiTransaction {
   const bytes = decodeBase64(base64, 'transaction', MAX_TRANSACTION_BYTES);
+  checkSuiTransactionLimits(bytes);
   let reencoded: Uint8Array;
   try {
     reencoded = bcs.TransactionData.serialize(bcs.TransactionData.parse(bytes)).toBytes();
