@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { resolveUid } from '../enclave/socket-check.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
 
 /** The service's configuration, read once from the environment at boot. */
@@ -8,6 +9,8 @@ export interface Config {
   dataDir: string;
   adminToken?: string;
   enclaveSocket: string;
+  /** The enclave's OS user (ENCLAVE_USER, a name or uid): the enclave socket must be owned by it. */
+  enclaveUid?: number;
   chainsFile?: string;
   /** The checked content of CHAINS_FILE; empty when unset (every chain is then refused). */
   chains: ChainsFile;
@@ -70,12 +73,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(...read.problems);
   }
 
+  const enclaveUser = env['ENCLAVE_USER'] || undefined;
+  const enclaveUid = enclaveUser === undefined ? undefined : resolveUid(enclaveUser);
+  if (enclaveUser !== undefined && enclaveUid === undefined) {
+    problems.push(`ENCLAVE_USER names no user on this system (got "${enclaveUser}")`);
+  }
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host,
     dataDir,
     adminToken,
     enclaveSocket: env['ENCLAVE_SOCKET'] || path.join(dataDir, 'enclave.sock'),
+    ...(enclaveUid === undefined ? {} : { enclaveUid }),
     chainsFile: env['CHAINS_FILE'] || undefined,
     chains,
     logLevel,

@@ -5,11 +5,13 @@ import { createActorHost } from '../actors/host.ts';
 import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
+import { socketOwners } from '../enclave/socket-check.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { buildApp } from './app.ts';
 import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
+import { createEnclavePin } from './enclave-pin.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createAdminService } from './services/admin.ts';
@@ -37,10 +39,20 @@ export async function startApi(
     enclaveConnectTimeoutMs?: number;
     /** The signature decision point; default: allow every signature (no policies exist yet). */
     signaturePolicy?: SignaturePolicy;
+    /** Where enclave identity and socket events go (pinned, refused, verified again); default: the app's log. */
+    enclaveLog?: (line: string) => void;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
-  const enclave = createEnclaveClient({ socketPath: config.enclaveSocket });
+  let app: FastifyInstance | undefined;
+  const enclaveLog =
+    opts.enclaveLog ?? ((line: string) => (app ? app.log.warn(line) : process.stderr.write(`${line}\n`)));
+  const enclave = createEnclaveClient({
+    socketPath: config.enclaveSocket,
+    identity: createEnclavePin({ dataDir: config.dataDir, log: enclaveLog }),
+    owners: socketOwners(config.enclaveUid),
+    log: enclaveLog,
+  });
   try {
     await enclave.connect({ timeoutMs: opts.enclaveConnectTimeoutMs ?? 30_000 });
   } catch (err) {
@@ -66,7 +78,7 @@ export async function startApi(
   const metrics = createMetrics();
   const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
-  const app = await buildApp({
+  app = await buildApp({
     config,
     adminToken: token,
     authenticator,

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ENCLAVE_PIN_USAGE, runEnclavePinVerb } from './enclave-pin-verbs.ts';
 
 const USAGE = `usage: npm run admin -- <verb> [options]
 
@@ -18,6 +19,7 @@ verbs:
   claim-wallet WALLET_ID [--user-id ID]         mark a wallet claimed: REST signing refuses it from then on
   pregenerate-wallet PROJECT_ID --type TYPE --user-identifier ID [--user-identifier-type CUSTOM_ID|EMAIL|PHONE]
                                                 the user share is printed once and kept nowhere
+${ENCLAVE_PIN_USAGE}
 
 options:
   --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
@@ -56,6 +58,9 @@ async function main(): Promise<void> {
     },
   });
   const [verb, ...args] = positionals;
+  // Local verbs: the enclave identity pin is read and changed at the terminal only, never over HTTP.
+  const printLocal = (obj: unknown, human: string) => console.log(values.json ? JSON.stringify(obj, null, 2) : human);
+  if (verb && !values.help && (await runEnclavePinVerb(verb, args, { print: printLocal, fail }))) return;
   if (!verb || values.help) {
     console.log(USAGE);
     process.exit(verb || values.help ? 0 : 1);

@@ -1,51 +1,19 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startFakeEnclave } from '../test/helpers/fake-enclave.ts';
 import { createEnclaveClient, EnclaveClientError } from './client.ts';
-import { createFrameDecoder, encodeFrame } from './framing.ts';
+import { encodeFrame } from './framing.ts';
 import type { EnclaveReply, EnclaveRequest } from './protocol.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'enclave-client-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let socketCount = 0;
 const nextSocketPath = (): string => join(dir, `s${socketCount++}.sock`);
-
-/** A stand-in enclave speaking the framed protocol; `answer` decides each reply (undefined: no reply). */
-function fakeEnclave(
-  socketPath: string,
-  answer: (request: EnclaveRequest, socket: Socket) => EnclaveReply | undefined,
-) {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    const decoder = createFrameDecoder({
-      onFrame: (body) => {
-        const reply = answer(JSON.parse(body.toString('utf8')) as EnclaveRequest, socket);
-        if (reply) socket.write(encodeFrame(reply));
-      },
-      onBadLength: () => socket.destroy(),
-    });
-    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
-  });
-  const listening = new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  return {
-    listening,
-    dropConnections() {
-      for (const socket of sockets) socket.destroy();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const pong = (request: EnclaveRequest): EnclaveReply => ({ id: request.id, ok: true, result: { status: 'ok' } });
 
@@ -75,7 +43,7 @@ describe('enclave client', () => {
     const client = createEnclaveClient({ socketPath, reconnectDelayMs: 20 });
     const connecting = client.connect({ timeoutMs: 3000 });
     await sleep(100);
-    const fake = fakeEnclave(socketPath, pong);
+    const fake = startFakeEnclave(socketPath, { answer: pong });
     await fake.listening;
     await connecting;
     assert.equal(client.isConnected(), true);
@@ -87,20 +55,22 @@ describe('enclave client', () => {
   test('routes replies that come back in any order', async () => {
     const socketPath = nextSocketPath();
     const held: [Socket, EnclaveRequest][] = [];
-    const fake = fakeEnclave(socketPath, (request, socket) => {
-      held.push([socket, request]);
-      if (held.length === 50) {
-        for (const [s, r] of held.reverse()) {
-          s.write(
-            encodeFrame({
-              id: r.id,
-              ok: true,
-              result: { publicKey: (r.params as { walletId: string }).walletId, created: true },
-            }),
-          );
+    const fake = startFakeEnclave(socketPath, {
+      answer: (request, socket) => {
+        held.push([socket, request]);
+        if (held.length === 50) {
+          for (const [s, r] of held.reverse()) {
+            s.write(
+              encodeFrame({
+                id: r.id,
+                ok: true,
+                result: { publicKey: (r.params as { walletId: string }).walletId, created: true },
+              }),
+            );
+          }
         }
-      }
-      return undefined;
+        return undefined;
+      },
     });
     await fake.listening;
     const client = createEnclaveClient({ socketPath });
@@ -133,11 +103,13 @@ describe('enclave client', () => {
     ] as const;
     const codes = expected.map(([code]) => code);
     let next = 0;
-    const fake = fakeEnclave(socketPath, (request) => ({
-      id: request.id,
-      ok: false,
-      error: { code: codes[next++]!, message: 'nope' },
-    }));
+    const fake = startFakeEnclave(socketPath, {
+      answer: (request) => ({
+        id: request.id,
+        ok: false,
+        error: { code: codes[next++]!, message: 'nope' },
+      }),
+    });
     await fake.listening;
     const client = createEnclaveClient({ socketPath });
     await client.connect();
@@ -151,12 +123,14 @@ describe('enclave client', () => {
   test('a call not answered in time rejects with ENCLAVE_TIMEOUT; a late reply is ignored', async () => {
     const socketPath = nextSocketPath();
     let slow: [Socket, EnclaveRequest] | undefined;
-    const fake = fakeEnclave(socketPath, (request, socket) => {
-      if (!slow) {
-        slow = [socket, request];
-        return undefined;
-      }
-      return pong(request);
+    const fake = startFakeEnclave(socketPath, {
+      answer: (request, socket) => {
+        if (!slow) {
+          slow = [socket, request];
+          return undefined;
+        }
+        return pong(request);
+      },
     });
     await fake.listening;
     const client = createEnclaveClient({ socketPath, requestTimeoutMs: 100 });
@@ -173,7 +147,7 @@ describe('enclave client', () => {
   test('when the connection drops, calls under way fail at once and the client reconnects by itself', async () => {
     const socketPath = nextSocketPath();
     let answering = false;
-    const fake = fakeEnclave(socketPath, (request) => (answering ? pong(request) : undefined));
+    const fake = startFakeEnclave(socketPath, { answer: (request) => (answering ? pong(request) : undefined) });
     await fake.listening;
     const client = createEnclaveClient({ socketPath, requestTimeoutMs: 10_000, reconnectDelayMs: 20 });
     await client.connect();
@@ -198,7 +172,7 @@ describe('enclave client', () => {
 
   test('close() fails calls under way and stops reconnecting', async () => {
     const socketPath = nextSocketPath();
-    const fake = fakeEnclave(socketPath, () => undefined);
+    const fake = startFakeEnclave(socketPath, { answer: () => undefined });
     await fake.listening;
     const client = createEnclaveClient({ socketPath, reconnectDelayMs: 10 });
     await client.connect();

@@ -146,6 +146,7 @@ describe('enclave server (in-process)', () => {
 describe('request handler', () => {
   test('an unexpected failure answers INTERNAL with a generic message; the cause goes to the log only', async () => {
     const lines: string[] = [];
+    const empty = new Uint8Array(0);
     const handler = createRequestHandler({
       store: { getKey: () => undefined, getStoredKey: () => undefined, getEciesKey: () => undefined },
       writer: {
@@ -156,8 +157,13 @@ describe('request handler', () => {
         generate: () => Promise.resolve({ publicKey: 'ab', shares: [] }),
         sign: () => Promise.reject(new Error('unused')),
         migrate: () => Promise.reject(new Error('unused')),
+        signIdentity: () => Promise.reject(new Error('unused')),
       },
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
+      identity: {
+        publicKey: new Uint8Array(32),
+        sealed: { dekIv: empty, wrappedKey: empty, iv: empty, ciphertext: empty },
+      },
       log: (line) => lines.push(line),
     });
     const reply = await handler.handle({ id: 9, op: 'generateKey', params: { walletId: 'w', scheme: 'DKLS' } });
