@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFakeEnclave } from '../test/helpers/fake-enclave.ts';
-import { createEnclaveClient, EnclaveClientError } from './client.ts';
+import { createFakeIdentity, startFakeEnclave } from '../test/helpers/fake-enclave.ts';
+import { createEnclaveClient, EnclaveClientError, memoryPin, probeEnclaveIdentity } from './client.ts';
 import { encodeFrame } from './framing.ts';
+import { helloMessage } from './identity.ts';
 import type { EnclaveReply, EnclaveRequest } from './protocol.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'enclave-client-'));
@@ -99,6 +100,7 @@ describe('enclave client', () => {
       ['INVALID_PAYLOAD', 400],
       ['WRONG_WALLET', 400],
       ['ALREADY_MIGRATED', 409],
+      ['HELLO_REQUIRED', 500],
       ['INTERNAL', 500],
     ] as const;
     const codes = expected.map(([code]) => code);
@@ -183,6 +185,186 @@ describe('enclave client', () => {
     assert.equal(client.isConnected(), false);
     await assert.rejects(client.ping(), isClientError('ENCLAVE_UNAVAILABLE', 503, true));
     await assert.rejects(client.connect(), isClientError('ENCLAVE_UNAVAILABLE', 503, true));
+    await fake.close();
+  });
+});
+
+describe('enclave client: identity', () => {
+  /** Log lines a client wrote, and a client on `socketPath` that writes them there. */
+  function loggingClient(socketPath: string, options: Partial<Parameters<typeof createEnclaveClient>[0]> = {}) {
+    const lines: string[] = [];
+    const client = createEnclaveClient({
+      socketPath,
+      reconnectDelayMs: 10,
+      refusedRetryDelayMs: 50,
+      handshakeTimeoutMs: 300,
+      log: (line) => lines.push(line),
+      ...options,
+    });
+    return { client, lines };
+  }
+
+  test('hello goes first and alone; the connection counts once the answer verifies', async () => {
+    const socketPath = nextSocketPath();
+    const fake = startFakeEnclave(socketPath, { answer: pong });
+    await fake.listening;
+    const { client, lines } = loggingClient(socketPath);
+    await client.connect();
+    assert.equal(client.identity()?.fingerprint, fake.identity.fingerprint);
+    assert.deepEqual(await client.ping(), { status: 'ok' });
+    assert.deepEqual(fake.ops, ['hello', 'ping']);
+    assert.deepEqual(lines, []);
+    await client.close();
+    await fake.close();
+  });
+
+  test('a replayed hello answer is refused: only hello is ever sent, calls answer 503, one log line', async () => {
+    const socketPath = nextSocketPath();
+    const identity = createFakeIdentity();
+    let recorded: EnclaveReply | undefined;
+    // An impostor that recorded the real enclave's answer to an earlier challenge and plays it back.
+    const fake = startFakeEnclave(socketPath, {
+      identity,
+      answer: pong,
+      hello: (request) => {
+        recorded ??= identity.answerHello(request);
+        return { ...recorded, id: request.id };
+      },
+    });
+    await fake.listening;
+    const first = createEnclaveClient({ socketPath, identity: memoryPin() });
+    await first.connect();
+    await first.close();
+
+    const { client, lines } = loggingClient(socketPath, { identity: memoryPin() });
+    await assert.rejects(client.connect({ timeoutMs: 400 }), (error: unknown) => {
+      isClientError('ENCLAVE_UNAVAILABLE', 503, true)(error);
+      assert.match((error as Error).message, /does not verify for this challenge/);
+      return true;
+    });
+    await assert.rejects(client.ping(), isClientError('ENCLAVE_UNAVAILABLE', 503, true));
+    assert.equal(client.isConnected(), false);
+    assert.ok(fake.ops.filter((op) => op === 'hello').length >= 3, 'the client kept retrying');
+    assert.deepEqual(new Set(fake.ops), new Set(['hello']), 'nothing but hello reached the impostor');
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0]!, /identity handshake failed: the hello signature does not verify/);
+    await client.close();
+    await fake.close();
+  });
+
+  test('a hello signed by another key than the one presented is refused', async () => {
+    const socketPath = nextSocketPath();
+    const real = createFakeIdentity();
+    const impostor = createFakeIdentity();
+    const fake = startFakeEnclave(socketPath, {
+      answer: pong,
+      hello: (request) => {
+        const challenge = Buffer.from((request.params as { challenge: string }).challenge, 'base64');
+        const nonce = Buffer.alloc(32, 9);
+        return {
+          id: request.id,
+          ok: true,
+          result: {
+            publicKey: real.publicKey.toString('base64'),
+            nonce: nonce.toString('base64'),
+            signature: impostor.sign(helloMessage(challenge, nonce, real.publicKey)).toString('base64'),
+          },
+        };
+      },
+    });
+    await fake.listening;
+    const { client, lines } = loggingClient(socketPath);
+    await assert.rejects(client.connect({ timeoutMs: 300 }), /does not verify/);
+    assert.equal(lines.length, 1);
+    assert.deepEqual(new Set(fake.ops), new Set(['hello']));
+    await client.close();
+    await fake.close();
+  });
+
+  test('another key at the socket is refused with both fingerprints, once; the pinned one is served again', async () => {
+    const socketPath = nextSocketPath();
+    const pinned = createFakeIdentity();
+    let fake = startFakeEnclave(socketPath, { identity: pinned, answer: pong });
+    await fake.listening;
+    const { client, lines } = loggingClient(socketPath);
+    await client.connect();
+    await fake.close();
+
+    const impostor = startFakeEnclave(socketPath, { answer: pong });
+    await impostor.listening;
+    await sleep(400);
+    await assert.rejects(client.ping(), isClientError('ENCLAVE_UNAVAILABLE', 503, true));
+    assert.ok(impostor.ops.length >= 3, 'retried in the background');
+    assert.deepEqual(new Set(impostor.ops), new Set(['hello']));
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.ok(lines[0]!.includes(impostor.identity.fingerprint) && lines[0]!.includes(pinned.fingerprint));
+    await impostor.close();
+
+    fake = startFakeEnclave(socketPath, { identity: pinned, answer: pong });
+    await fake.listening;
+    for (let i = 0; i < 100 && !client.isConnected(); i++) await sleep(20);
+    assert.deepEqual(await client.ping(), { status: 'ok' });
+    assert.equal(lines.length, 2);
+    assert.match(lines[1]!, new RegExp(`identity ${pinned.fingerprint} verified .* serving again`));
+    await client.close();
+    await fake.close();
+  });
+
+  test('an enclave that does not answer hello in time, or answers an error, is refused', async () => {
+    const silent = nextSocketPath();
+    const quiet = startFakeEnclave(silent, { answer: pong, hello: () => undefined });
+    await quiet.listening;
+    const first = loggingClient(silent);
+    await assert.rejects(first.client.connect({ timeoutMs: 500 }), /did not answer the identity handshake within/);
+    assert.deepEqual(new Set(quiet.ops), new Set(['hello']));
+    await first.client.close();
+    await quiet.close();
+
+    const erring = nextSocketPath();
+    const refusing = startFakeEnclave(erring, {
+      answer: pong,
+      hello: (request) => ({ id: request.id, ok: false, error: { code: 'INTERNAL', message: 'no' } }),
+    });
+    await refusing.listening;
+    const second = loggingClient(erring);
+    await assert.rejects(second.client.connect({ timeoutMs: 300 }), /answered the identity handshake with INTERNAL/);
+    await second.client.close();
+    await refusing.close();
+  });
+
+  test('a socket that fails its checks is never connected to', async () => {
+    const socketPath = nextSocketPath();
+    const fake = startFakeEnclave(socketPath, { answer: pong });
+    await fake.listening;
+    const me = process.getuid!();
+    const { client, lines } = loggingClient(socketPath, { owners: { socket: [me + 1], directories: [0, me] } });
+    await assert.rejects(client.connect({ timeoutMs: 300 }), /socket check failed: .* owned by uid/);
+    assert.deepEqual(fake.ops, [], 'not even hello was sent');
+    assert.equal(lines.length, 1);
+    await client.close();
+    await fake.close();
+  });
+
+  test("a quiet connection sends keepalive pings, so the enclave's idle timeout never closes it", async () => {
+    const socketPath = nextSocketPath();
+    const fake = startFakeEnclave(socketPath, { answer: pong });
+    await fake.listening;
+    const { client } = loggingClient(socketPath, { keepaliveMs: 50 });
+    await client.connect();
+    await sleep(300);
+    assert.equal(fake.ops[0], 'hello');
+    assert.equal(fake.ops.filter((op) => op === 'hello').length, 1, 'one connection all along');
+    assert.ok(fake.ops.filter((op) => op === 'ping').length >= 2, fake.ops.join(','));
+    await client.close();
+    await fake.close();
+  });
+
+  test('probeEnclaveIdentity answers the key the enclave proves', async () => {
+    const socketPath = nextSocketPath();
+    const fake = startFakeEnclave(socketPath, { answer: pong });
+    await fake.listening;
+    const identity = await probeEnclaveIdentity({ socketPath });
+    assert.equal(identity.fingerprint, fake.identity.fingerprint);
     await fake.close();
   });
 });
