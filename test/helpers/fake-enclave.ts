@@ -64,6 +64,8 @@ export function startFakeEnclave(
     identity?: FakeIdentity;
     answer?: (request: EnclaveRequest, socket: Socket) => EnclaveReply | undefined;
     hello?: (request: EnclaveRequest, socket: Socket) => EnclaveReply | undefined;
+    /** Called with every request received, before it is answered. */
+    onRequest?: (request: EnclaveRequest) => void;
   } = {},
 ): FakeEnclave & { identity: FakeIdentity } {
   const identity = options.identity ?? createFakeIdentity();
@@ -79,6 +81,7 @@ export function startFakeEnclave(
       onFrame: (body) => {
         const request = JSON.parse(body.toString('utf8')) as EnclaveRequest;
         ops.push(request.op);
+        options.onRequest?.(request);
         const reply = request.op === 'hello' ? hello(request, socket) : answer(request, socket);
         if (reply && socket.writable) socket.write(encodeFrame(reply));
       },
