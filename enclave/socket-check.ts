@@ -100,7 +100,10 @@ export function checkEnclaveSocket(socketPath: string, owners: SocketOwners): So
   if (!stats.isSocket()) return refuse(`${path} is not a socket`);
   if ((stats.mode & 0o002) !== 0) return refuse(`${path} (mode ${mode(stats)}) is writable by every user`);
   if (!owners.socket.includes(stats.uid)) {
-    return refuse(`${path} is owned by uid ${stats.uid}, expected uid ${owners.socket.join(' or ')}`);
+    return refuse(
+      `${path} is owned by uid ${stats.uid}, expected uid ${owners.socket.join(' or ')} ` +
+        "(ENCLAVE_USER in the API's environment names the enclave's user)",
+    );
   }
 
   const dir = dirname(path);
