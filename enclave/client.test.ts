@@ -310,6 +310,33 @@ describe('enclave client: identity', () => {
     await fake.close();
   });
 
+  test('an impostor with a new key at every attempt, and extra frames after its answer, cannot flood the log', async () => {
+    const socketPath = nextSocketPath();
+    const fake = startFakeEnclave(socketPath, {
+      answer: pong,
+      hello: (request, socket) => {
+        socket.write(encodeFrame(createFakeIdentity().answerHello(request)));
+        return { id: request.id + 1, ok: true, result: { status: 'ok' } };
+      },
+    });
+    await fake.listening;
+    const pinned = createFakeIdentity().fingerprint;
+    const { client, lines } = loggingClient(socketPath, {
+      refusedRetryDelayMs: 5,
+      identity: {
+        check: (identity) => (identity.fingerprint === pinned ? undefined : `presented ${identity.fingerprint}`),
+      },
+    });
+    client.connect({ timeoutMs: 5000 }).catch(() => undefined);
+    for (let i = 0; i < 200 && fake.ops.length < 30; i++) await sleep(20);
+    assert.ok(fake.ops.length >= 30);
+    assert.equal(client.isConnected(), false);
+    assert.equal(lines.length, 9, lines.join('\n'));
+    assert.match(lines[8]!, /for 8 different reasons; further ones are not logged/);
+    await client.close();
+    await fake.close();
+  });
+
   test('an enclave that does not answer hello in time, or answers an error, is refused', async () => {
     const silent = nextSocketPath();
     const quiet = startFakeEnclave(silent, { answer: pong, hello: () => undefined });

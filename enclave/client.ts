@@ -59,6 +59,9 @@ const HTTP_STATUS_BY_CODE: Readonly<Record<EnclaveErrorCode, number>> = {
   INTERNAL: 500,
 };
 
+/** Distinct refusal reasons logged between two accepted connections. */
+const MAX_LOGGED_REFUSALS = 8;
+
 function unavailable(message: string): EnclaveClientError {
   return new EnclaveClientError('ENCLAVE_UNAVAILABLE', message, { httpStatus: 503, transient: true });
 }
@@ -143,8 +146,10 @@ export function createEnclaveClient({
   let corked = false;
   /** Something was written since the last keepalive tick. */
   let active = false;
-  /** Why the last attempt was refused (logged once per change), until a connection is accepted again. */
+  /** Why the last attempt was refused, until a connection is accepted again. */
   let refusal: string | undefined;
+  /** Reasons logged since the last accepted connection: each is logged once, however attempts alternate. */
+  const loggedRefusals = new Set<string>();
   /** The last attempt was refused: the next one waits `refusedRetryDelayMs`. */
   let backOff = false;
   const pending = new Map<number, PendingCall>();
@@ -156,12 +161,20 @@ export function createEnclaveClient({
     reconnectTimer.unref();
   }
 
-  /** A refused socket or identity: logged when the reason changes, never a flood. */
+  /**
+   * A refused socket or identity: each reason is logged once until a connection is accepted again, and past
+   * MAX_LOGGED_REFUSALS distinct ones (an impostor with a new key per attempt) the rest are not logged.
+   */
   function refuse(reason: string): void {
     backOff = true;
-    if (reason === refusal) return;
     refusal = reason;
-    log(`enclave: refused ${socketPath}: ${reason}; requests answer 503 until this is resolved`);
+    if (loggedRefusals.has(reason) || loggedRefusals.size > MAX_LOGGED_REFUSALS) return;
+    loggedRefusals.add(reason);
+    log(
+      loggedRefusals.size > MAX_LOGGED_REFUSALS
+        ? `enclave: refused ${socketPath} for ${MAX_LOGGED_REFUSALS} different reasons; further ones are not logged until an enclave is accepted`
+        : `enclave: refused ${socketPath}: ${reason}; requests answer 503 until this is resolved`,
+    );
   }
 
   function attempt(): void {
@@ -201,6 +214,8 @@ export function createEnclaveClient({
     const challenge = randomBytes(CHALLENGE_BYTES);
     const helloId = nextId++;
     let authenticated = false;
+    /** The first frame decides; anything after a refusal (still in the same chunk) is ignored. */
+    let decided = false;
     const timer = setTimeout(() => {
       refuse(`the enclave did not answer the identity handshake within ${handshakeTimeoutMs} ms`);
       candidate.destroy();
@@ -208,6 +223,8 @@ export function createEnclaveClient({
     candidate.once('close', () => clearTimeout(timer));
 
     const onHello = (body: Buffer): void => {
+      if (decided) return;
+      decided = true;
       clearTimeout(timer);
       let reply: EnclaveReply | undefined;
       try {
@@ -242,7 +259,8 @@ export function createEnclaveClient({
     const decoder = createFrameDecoder({
       onFrame: (body) => (authenticated ? onReply(body) : onHello(body)),
       onBadLength: () => {
-        if (!authenticated) refuse('the enclave answered the identity handshake with an unreadable frame');
+        if (!decided) refuse('the enclave answered the identity handshake with an unreadable frame');
+        decided = true;
         candidate.destroy();
       },
     });
@@ -261,6 +279,7 @@ export function createEnclaveClient({
       log(`enclave: identity ${identity.fingerprint} verified on ${socketPath}; serving again`);
       refusal = undefined;
     }
+    loggedRefusals.clear();
     active = false;
     keepaliveTimer = setInterval(keepalive, keepaliveMs);
     keepaliveTimer.unref();
