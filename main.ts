@@ -135,10 +135,13 @@ function plan(): { enclave: Child; api: Child } {
     });
   const make = (name: Child['name'], entry: string, user: OsUser, secrets: readonly string[]): Child => {
     const home = user === self ? env['HOME'] : user.home;
+    const extra: Record<string, string> = home ? { HOME: home } : {};
+    // The API checks that the socket belongs to the enclave's user: it gets that uid, resolved here.
+    if (name === 'api' && users.enclave !== self) extra['ENCLAVE_USER'] = String(users.enclave.uid);
     return {
       name,
       entry,
-      env: childEnv(name, env, home ? { HOME: home } : {}),
+      env: childEnv(name, env, extra),
       secrets: secretsOf(secrets),
       ...(user.uid !== self.uid || user.gid !== self.gid ? { runAs: { uid: user.uid, gid: user.gid } } : {}),
       restarts: 0,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { resolveUid } from '../enclave/socket-check.ts';
 import { defaultSocketPath } from '../enclave/socket-path.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
 
@@ -10,6 +11,8 @@ export interface Config {
   dataDir: string;
   adminToken?: string;
   enclaveSocket: string;
+  /** The enclave's OS user (ENCLAVE_USER, a name or uid): the enclave socket must be owned by it. */
+  enclaveUid?: number;
   chainsFile?: string;
   /** The checked content of CHAINS_FILE; empty when unset (every chain is then refused). */
   chains: ChainsFile;
@@ -180,6 +183,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `HTTP_HEADERS_TIMEOUT_MS (${http.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs})`,
     );
   }
+  const enclaveUser = env['ENCLAVE_USER'] || undefined;
+  const enclaveUid = enclaveUser === undefined ? undefined : resolveUid(enclaveUser);
+  if (enclaveUser !== undefined && enclaveUid === undefined) {
+    problems.push(`ENCLAVE_USER names no user on this system (got "${enclaveUser}")`);
+  }
 
   const config: Config = {
     port,
@@ -187,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     adminToken,
     enclaveSocket: env['ENCLAVE_SOCKET'] || defaultSocketPath(dataDir),
+    ...(enclaveUid === undefined ? {} : { enclaveUid }),
     chainsFile: env['CHAINS_FILE'] || undefined,
     chains,
     logLevel,

@@ -5,11 +5,13 @@ import { createActorHost, type MachineDefinition } from '../actors/host.ts';
 import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
+import { socketOwners } from '../enclave/socket-check.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
 import { createChainPool } from './chain-pool.ts';
 import type { Config } from './config.ts';
+import { createEnclavePin } from './enclave-pin.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createActorsAdmin } from './services/actors-admin.ts';
@@ -61,10 +63,21 @@ export async function startApi(
     maxLiveActors?: number;
     /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
     extraDefinitions?: MachineDefinition[];
+    /** Where enclave identity and socket events go (pinned, refused, verified again); default: the app's log. */
+    enclaveLog?: (line: string) => void;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
-  const enclave = createEnclaveClient({ socketPath: config.enclaveSocket });
+  /** The app's logger once it exists (LOG_LEVEL applies); the operator's stderr before. */
+  let appLog: FastifyBaseLogger | undefined;
+  const enclaveLog =
+    opts.enclaveLog ?? ((line: string) => (appLog ? appLog.warn(line) : process.stderr.write(`${line}\n`)));
+  const enclave = createEnclaveClient({
+    socketPath: config.enclaveSocket,
+    identity: createEnclavePin({ dataDir: config.dataDir, log: enclaveLog }),
+    owners: socketOwners(config.enclaveUid),
+    log: enclaveLog,
+  });
   try {
     await enclave.connect({ timeoutMs: opts.enclaveConnectTimeoutMs ?? 30_000 });
   } catch (err) {
@@ -73,10 +86,8 @@ export async function startApi(
   }
   const userShares = createUserShareHandoff();
   const metrics = createMetrics();
-  let appLog: FastifyBaseLogger | undefined;
   const host = createActorHost({
     store: store.actors,
-    // The app's logger once it exists (LOG_LEVEL applies); the operator's stderr before.
     log: (msg, err) => {
       const cause = err === undefined ? undefined : describeCause(err);
       if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);

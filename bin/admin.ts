@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_ADMIN_PORT } from '../api/config.ts';
+import { ENCLAVE_PIN_USAGE, runEnclavePinVerb } from './enclave-pin-verbs.ts';
 
 const USAGE = `usage: npm run admin -- <verb> [options]
 
@@ -25,6 +26,7 @@ verbs:
   show-actor ACTOR_ID                           its state, context, pending effects and stored events
   retry-actor ACTOR_ID                          run a faulted actor again (its stored events apply first)
   abandon-actor ACTOR_ID                        a faulted actor never runs again (a wallet being created is removed)
+${ENCLAVE_PIN_USAGE}
 
 options:
   --url URL      admin listener base URL (default http://$ADMIN_HOST:$ADMIN_PORT, i.e. http://127.0.0.1:${DEFAULT_ADMIN_PORT})
@@ -77,6 +79,9 @@ async function main(): Promise<void> {
     },
   });
   const [verb, ...args] = positionals;
+  // Local verbs: the enclave identity pin is read and changed at the terminal only, never over HTTP.
+  const printLocal = (obj: unknown, human: string) => console.log(values.json ? JSON.stringify(obj, null, 2) : human);
+  if (verb && !values.help && (await runEnclavePinVerb(verb, args, { print: printLocal, fail }))) return;
   if (!verb || values.help) {
     console.log(USAGE);
     process.exit(verb || values.help ? 0 : 1);

@@ -13,6 +13,7 @@ import { Piscina } from 'piscina';
 import { createBatcher } from './batcher.ts';
 import type { CryptoResults, CryptoTask, CryptoWorkerData, GenerateItem } from './crypto.worker.ts';
 import type { SealedBlob } from './envelope.ts';
+import type { GeneratedIdentityKey, IdentitySignItem } from './identity-sign.ts';
 import type { GeneratedEciesKey, GeneratedKey } from './keygen.ts';
 import type { MigrateItem } from './share-migration.ts';
 import type { SignItem, SignResult } from './sign.ts';
@@ -24,6 +25,7 @@ const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const MAX_KEYS_PER_TASK = 16;
 const MAX_SIGNATURES_PER_TASK = 32;
 const MAX_MIGRATIONS_PER_TASK = 4;
+const MAX_HANDSHAKES_PER_TASK = 16;
 /** Tasks in flight per worker thread. */
 const TASKS_PER_THREAD = 2;
 
@@ -63,6 +65,10 @@ export function createCryptoPool(options: { masterKey: Uint8Array; threads?: num
     maxItemsPerTask: MAX_MIGRATIONS_PER_TASK,
     run: (items) => run({ kind: 'migrate', items }),
   });
+  const signIdentity = batcher.lane<IdentitySignItem, Uint8Array>({
+    maxItemsPerTask: MAX_HANDSHAKES_PER_TASK,
+    run: (items) => run({ kind: 'identitySign', items }),
+  });
 
   return {
     threads,
@@ -75,6 +81,16 @@ export function createCryptoPool(options: { masterKey: Uint8Array; threads?: num
     sign,
     /** Decrypts a migration payload and returns the user share sealed for storage (see share-migration.ts). */
     migrate,
+    /** Signs one identity handshake message (identity.ts) with the sealed identity key, batched likewise. */
+    signIdentity,
+    /** Generates and seals the identity key pair. */
+    generateIdentityKey(): Promise<GeneratedIdentityKey> {
+      return run({ kind: 'identityGenerate' });
+    },
+    /** True when the master key opens the sealed identity seed and it derives its public key. */
+    checkIdentityKey(record: GeneratedIdentityKey): Promise<boolean> {
+      return run({ kind: 'identityCheck', record });
+    },
     /** Generates and seals the ECIES key pair. */
     generateEciesKey(): Promise<GeneratedEciesKey> {
       return run({ kind: 'eciesGenerate' });

@@ -8,6 +8,13 @@ import { workerData } from 'node:worker_threads';
 import type { SealedBlob } from './envelope.ts';
 import { eachItem, type ItemResult } from './errors.ts';
 import {
+  checkIdentityKey,
+  type GeneratedIdentityKey,
+  generateIdentityKey,
+  type IdentitySignItem,
+  signWithIdentityKey,
+} from './identity-sign.ts';
+import {
   checkEciesKey,
   type GeneratedEciesKey,
   type GeneratedKey,
@@ -34,7 +41,10 @@ export type CryptoTask =
   | { kind: 'sign'; items: SignItem[] }
   | { kind: 'migrate'; items: MigrateItem[] }
   | { kind: 'eciesGenerate' }
-  | { kind: 'eciesCheck'; record: GeneratedEciesKey };
+  | { kind: 'eciesCheck'; record: GeneratedEciesKey }
+  | { kind: 'identityGenerate' }
+  | { kind: 'identityCheck'; record: GeneratedIdentityKey }
+  | { kind: 'identitySign'; items: IdentitySignItem[] };
 
 /** Result type of each task kind. */
 export interface CryptoResults {
@@ -45,6 +55,10 @@ export interface CryptoResults {
   migrate: ItemResult<SealedBlob>[];
   eciesGenerate: GeneratedEciesKey;
   eciesCheck: boolean;
+  identityGenerate: GeneratedIdentityKey;
+  identityCheck: boolean;
+  /** One handshake signature per item. */
+  identitySign: ItemResult<Uint8Array>[];
 }
 
 function masterKey(): Uint8Array {
@@ -72,6 +86,14 @@ export default function runCryptoTask(task: CryptoTask): CryptoResults[CryptoTas
       return generateEciesKey(masterKey());
     case 'eciesCheck':
       return checkEciesKey(masterKey(), task.record);
+    case 'identityGenerate':
+      return generateIdentityKey(masterKey());
+    case 'identityCheck':
+      return checkIdentityKey(masterKey(), task.record);
+    case 'identitySign': {
+      const key = masterKey();
+      return eachItem(task.items, (item) => signWithIdentityKey(key, item));
+    }
     default: {
       const unknownTask: never = task;
       throw new Error(`unknown crypto task ${String((unknownTask as { kind?: unknown }).kind)}`);

@@ -40,7 +40,8 @@ export interface SealedShare extends SealedBlob {
 /** What a sealed record is: becomes the associated data of both layers. */
 export type SealContext =
   | { type: 'share'; walletId: string; scheme: string; kind: ShareKind }
-  | { type: 'ecies'; curve: 'P-256' };
+  | { type: 'ecies'; curve: 'P-256' }
+  | { type: 'identity'; curve: 'Ed25519' };
 
 /** The seal context of a share: its associated data binds it to the wallet, the scheme and the share kind. */
 export function shareContext(walletId: string, scheme: string, kind: ShareKind): SealContext {
@@ -49,6 +50,9 @@ export function shareContext(walletId: string, scheme: string, kind: ShareKind):
 
 /** The seal context of the enclave's ECIES private key. */
 export const ECIES_CONTEXT: SealContext = { type: 'ecies', curve: 'P-256' };
+
+/** The seal context of the enclave's Ed25519 identity key (identity-key.ts). */
+export const IDENTITY_CONTEXT: SealContext = { type: 'identity', curve: 'Ed25519' };
 
 /**
  * Unambiguous associated data: a version tag, the layer, then each field as a 4-byte big-endian byte length
@@ -59,7 +63,7 @@ export function encodeAad(layer: 'data' | 'key', context: SealContext): Uint8Arr
   const fields =
     context.type === 'share'
       ? [AAD_VERSION, layer, 'share', context.walletId, context.scheme, context.kind]
-      : [AAD_VERSION, layer, 'ecies', context.curve];
+      : [AAD_VERSION, layer, context.type, context.curve];
   let length = 0;
   for (const field of fields) length += 4 + Buffer.byteLength(field, 'utf8');
   const out = Buffer.alloc(length);

@@ -31,13 +31,16 @@ export interface FrameDecoderHandlers {
 /**
  * Incremental decoder: feed it socket chunks in order with `push`; it calls `onFrame` once per complete frame,
  * however the bytes were split across chunks. Oversized lengths are refused as soon as the header arrives,
- * without buffering the body.
+ * without buffering the body. `pause()` (also from inside `onFrame`) stops delivery: later chunks are only kept
+ * until `resume()` delivers the frames they complete, so a server can bound the requests it has taken on.
  */
 export function createFrameDecoder(handlers: FrameDecoderHandlers) {
   let parts: Buffer[] = [];
   let buffered = 0;
   let bodyLength = -1;
   let dead = false;
+  let paused = false;
+  let delivering = false;
 
   /** Removes and returns the first `n` buffered bytes (copying only when they span several chunks). */
   function take(n: number): Buffer {
@@ -69,12 +72,13 @@ export function createFrameDecoder(handlers: FrameDecoderHandlers) {
     return out;
   }
 
-  return {
-    push(chunk: Buffer): void {
-      if (dead || chunk.length === 0) return;
-      parts.push(chunk);
-      buffered += chunk.length;
-      while (!dead) {
+  /** Delivers every complete frame buffered, until none is left, the decoder is paused or it dies. */
+  function deliver(): void {
+    // A resume() from inside onFrame must not start a second loop over the same buffers.
+    if (delivering) return;
+    delivering = true;
+    try {
+      while (!dead && !paused) {
         if (bodyLength < 0) {
           if (buffered < HEADER_BYTES) return;
           const length = take(HEADER_BYTES).readUInt32BE(0);
@@ -92,6 +96,30 @@ export function createFrameDecoder(handlers: FrameDecoderHandlers) {
         bodyLength = -1;
         handlers.onFrame(body);
       }
+    } finally {
+      delivering = false;
+    }
+  }
+
+  return {
+    push(chunk: Buffer): void {
+      if (dead || chunk.length === 0) return;
+      parts.push(chunk);
+      buffered += chunk.length;
+      deliver();
+    },
+    /** Stops delivering frames (bytes pushed meanwhile are kept) until `resume()`. */
+    pause(): void {
+      paused = true;
+    },
+    /** Delivers the frames buffered while paused, then goes on as before. */
+    resume(): void {
+      if (!paused) return;
+      paused = false;
+      deliver();
+    },
+    get paused(): boolean {
+      return paused;
     },
     /** Bytes received but not yet delivered as a frame. */
     get bufferedBytes(): number {

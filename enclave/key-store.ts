@@ -1,13 +1,21 @@
 /**
  * The enclave's own SQLite store (`$DATA_DIR/enclave/keys.db`): public keys, sealed key shares and the sealed
- * ECIES key. It never sees a plaintext share: workers seal before rows get here (see envelope.ts).
+ * ECIES and identity keys. It never sees a plaintext share: workers seal before rows get here (see envelope.ts).
  *
  * WAL with `synchronous = FULL`: when a write transaction returns, it has been fsynced. New keys are written in
  * batches (`insertKeys`), which key-writer.ts feeds with group commits from its own thread.
  */
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { ECIES_CONTEXT, rewrap, type SealedBlob, type SealedShare, type ShareKind, shareContext } from './envelope.ts';
+import {
+  ECIES_CONTEXT,
+  IDENTITY_CONTEXT,
+  rewrap,
+  type SealedBlob,
+  type SealedShare,
+  type ShareKind,
+  shareContext,
+} from './envelope.ts';
 import type { Scheme } from './protocol.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -70,6 +78,15 @@ export interface EciesKeyRecord {
   generatedAt: string;
 }
 
+/** The enclave's identity key (identity-key.ts): a row of `sealed_keys`, like the ECIES key. */
+export interface IdentityKeyRecord {
+  /** Raw Ed25519 public key, 32 bytes. */
+  publicKey: Uint8Array;
+  /** The sealed 32-byte seed. */
+  sealed: SealedBlob;
+  generatedAt: string;
+}
+
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS keys (
   wallet_id  TEXT PRIMARY KEY,
@@ -99,6 +116,8 @@ CREATE TABLE IF NOT EXISTS sealed_keys (
 `;
 
 const ECIES_NAME = 'ecies-p256';
+/** A row of the existing `sealed_keys` table (a store without it gains it at its next start): no schema step. */
+const IDENTITY_NAME = 'identity-ed25519';
 const REWRAP_PAGE = 1000;
 
 interface KeyRow {
@@ -305,8 +324,33 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
       );
     },
 
+    /** The sealed identity key, if generated. */
+    getIdentityKey(): IdentityKeyRecord | undefined {
+      const row = selectSealedKey.get(IDENTITY_NAME);
+      if (!row) return undefined;
+      return {
+        publicKey: row.public_key,
+        sealed: { dekIv: row.dek_iv, wrappedKey: row.wrapped_key, iv: row.iv, ciphertext: row.ciphertext },
+        generatedAt: row.created_at,
+      };
+    },
+
+    /** Stores the sealed identity key (once; a second call throws on the primary key). */
+    insertIdentityKey(record: IdentityKeyRecord): void {
+      const { sealed } = record;
+      insertSealedKey.run(
+        IDENTITY_NAME,
+        record.publicKey,
+        sealed.dekIv,
+        sealed.wrappedKey,
+        sealed.iv,
+        sealed.ciphertext,
+        record.generatedAt,
+      );
+    },
+
     /**
-     * Master-key rotation: re-wraps every data key (shares and ECIES key) from `oldKey` to `newKey` in one
+     * Master-key rotation: re-wraps every data key (shares, ECIES and identity keys) from `oldKey` to `newKey` in one
      * transaction; the sealed secrets themselves are untouched. All or nothing: if `oldKey` fails to open any
      * record, nothing changes and this throws. Run it while no enclave process is using the store.
      * Returns the number of records re-wrapped.
@@ -340,10 +384,14 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
           const last = rows[rows.length - 1]!;
           after = [last.wallet_id, last.kind];
         }
-        const ecies = selectSealedKey.get(ECIES_NAME);
-        if (ecies) {
-          const wrapped = rewrap(oldKey, newKey, ECIES_CONTEXT, { dekIv: ecies.dek_iv, wrappedKey: ecies.wrapped_key });
-          updateSealedKey.run(wrapped.dekIv, wrapped.wrappedKey, ECIES_NAME);
+        for (const [name, context] of [
+          [ECIES_NAME, ECIES_CONTEXT],
+          [IDENTITY_NAME, IDENTITY_CONTEXT],
+        ] as const) {
+          const row = selectSealedKey.get(name);
+          if (!row) continue;
+          const wrapped = rewrap(oldKey, newKey, context, { dekIv: row.dek_iv, wrappedKey: row.wrapped_key });
+          updateSealedKey.run(wrapped.dekIv, wrapped.wrappedKey, name);
           count++;
         }
         return count;

@@ -43,6 +43,16 @@ export const USER_SHARE_SEPARATOR = '-';
 
 /** Parameters and results of every verb the enclave answers. There is no export verb. */
 export interface EnclaveOps {
+  /**
+   * The identity handshake (identity.ts): the first frame on every connection, and only the first. `challenge`
+   * is 32 fresh random bytes (base64); the answer is the enclave's Ed25519 identity public key, a fresh 32-byte
+   * nonce and a signature over the context string, the challenge, the nonce and the key (all base64). Any other
+   * first frame answers HELLO_REQUIRED and the connection closes; a second `hello` answers BAD_REQUEST.
+   */
+  hello: {
+    params: { challenge: string };
+    result: { publicKey: string; nonce: string; signature: string };
+  };
   /** Liveness and readiness: the enclave answers once its key store is open. */
   ping: { params: Record<string, never>; result: { status: 'ok' } };
   /**
@@ -120,6 +130,7 @@ export type EnclaveReply =
  *   a scheme mismatch, or a share that does not belong to the wallet's key. Nothing is stored.
  * - WRONG_WALLET: the payload decrypts but holds no share for this wallet id (a payload for another wallet).
  * - ALREADY_MIGRATED: the wallet's user share is already in the enclave (migrated before, or a managed wallet).
+ * - HELLO_REQUIRED: the first frame on a connection was not `hello` (answered, then the connection closes).
  * - INTERNAL: anything else; the message is generic and the cause stays in the enclave's log.
  */
 export type EnclaveErrorCode =
@@ -134,4 +145,5 @@ export type EnclaveErrorCode =
   | 'INVALID_PAYLOAD'
   | 'WRONG_WALLET'
   | 'ALREADY_MIGRATED'
+  | 'HELLO_REQUIRED'
   | 'INTERNAL';

@@ -4,10 +4,13 @@
  * log (never a secret: this thread holds sealed rows, public keys and the one-time user share string of a
  * pregen key, and no error message is built from the latter).
  */
+import { randomBytes } from 'node:crypto';
 import { decodeBase64Strict } from './base64.ts';
 import type { CryptoPool } from './crypto-pool.ts';
 import type { EciesPublicKey } from './ecies-key.ts';
 import { EnclaveRequestError } from './errors.ts';
+import { CHALLENGE_BYTES, helloMessage, NONCE_BYTES } from './identity.ts';
+import type { IdentityKey } from './identity-key.ts';
 import { createKeyCache } from './key-cache.ts';
 import type { InsertOutcome, KeyRecord, KeyStore } from './key-store.ts';
 import type { KeyWriter } from './key-writer.ts';
@@ -31,6 +34,7 @@ const DIGEST_BYTES = 32;
 type GenerateResult = EnclaveOps['generateKey']['result'];
 type SignResult = EnclaveOps['sign']['result'];
 type MigrateResult = EnclaveOps['migrateShare']['result'];
+type HelloResult = EnclaveOps['hello']['result'];
 type Params = Record<string, unknown>;
 
 function badRequest(message: string): EnclaveRequestError {
@@ -102,17 +106,22 @@ function alreadyMigrated(walletId: string): EnclaveRequestError {
   return new EnclaveRequestError('ALREADY_MIGRATED', `the user share of wallet ${walletId} is already in the enclave`);
 }
 
-/** Builds the request handler over the store (reads), the key writer, the worker pool and the ECIES key. */
+/**
+ * Builds the request handler over the store (reads), the key writer, the worker pool, the ECIES key and the
+ * identity key (public key and sealed row: the pool signs handshakes).
+ */
 export function createRequestHandler(deps: {
   store: Pick<KeyStore, 'getKey' | 'getStoredKey' | 'getEciesKey'>;
   writer: Pick<KeyWriter, 'insertKey' | 'insertUserShare'>;
-  crypto: Pick<CryptoPool, 'generate' | 'sign' | 'migrate'>;
+  crypto: Pick<CryptoPool, 'generate' | 'sign' | 'migrate' | 'signIdentity'>;
   eciesPublicKey: EciesPublicKey;
+  identity: Pick<IdentityKey, 'publicKey' | 'sealed'>;
   log: (line: string) => void;
   /** Wallets whose sealed signing rows stay cached on this thread (see key-cache.ts). */
   keyCacheSize?: number;
 }) {
-  const { store, writer, crypto, eciesPublicKey, log } = deps;
+  const { store, writer, crypto, eciesPublicKey, identity, log } = deps;
+  const identityPublicKey = Buffer.from(identity.publicKey).toString('base64');
   const keys = createKeyCache({ load: (walletId) => store.getStoredKey(walletId), capacity: deps.keyCacheSize });
   /** Generations under way, by wallet id: a second request for the same id waits for the first. */
   const generating = new Map<string, Promise<InsertOutcome>>();
@@ -207,6 +216,23 @@ export function createRequestHandler(deps: {
     return { migrated: true };
   }
 
+  /** The identity handshake (identity.ts): signs the challenge with a fresh nonce of the enclave's own. */
+  async function hello(params: Params): Promise<HelloResult> {
+    const { challenge } = params;
+    const bytes = typeof challenge === 'string' ? decodeBase64Strict(challenge) : undefined;
+    if (bytes?.length !== CHALLENGE_BYTES) {
+      throw badRequest(`challenge must be ${CHALLENGE_BYTES} bytes in standard base64`);
+    }
+    const nonce = new Uint8Array(randomBytes(NONCE_BYTES));
+    const message = new Uint8Array(helloMessage(bytes, nonce, identity.publicKey));
+    const signature = await crypto.signIdentity({ publicKey: identity.publicKey, sealed: identity.sealed, message });
+    return {
+      publicKey: identityPublicKey,
+      nonce: Buffer.from(nonce).toString('base64'),
+      signature: Buffer.from(signature).toString('base64'),
+    };
+  }
+
   function failure(request: EnclaveRequest, error: unknown): EnclaveReply {
     if (error instanceof EnclaveRequestError) {
       return { id: request.id, ok: false, error: { code: error.code, message: error.message } };
@@ -234,6 +260,8 @@ export function createRequestHandler(deps: {
       switch (request.op) {
         case 'ping':
           return { id: request.id, ok: true, result: { status: 'ok' } };
+        case 'hello':
+          return answer(request, hello(params));
         case 'getEciesPublicKey':
           return { id: request.id, ok: true, result: eciesPublicKey };
         case 'sign':

@@ -144,9 +144,74 @@ describe('enclave server (in-process)', () => {
   });
 });
 
+describe('enclave identity and connection cap (in-process)', () => {
+  test('the identity proved on the socket is the one logged at start, and it survives a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enclave-identity-'));
+    try {
+      const key = new Uint8Array(randomBytes(32));
+      const lines: string[] = [];
+      const first = await startEnclave({ dataDir: dir, masterKey: key, log: (line) => lines.push(line) });
+      const raw = await openRawSocket(first.socketPath);
+      assert.equal(raw.identity?.fingerprint, first.identityFingerprint);
+      assert.ok(
+        lines.some((line) => line.includes(`identity key fingerprint ${first.identityFingerprint} (generated now)`)),
+      );
+      raw.destroy();
+      await first.close();
+      const second = await startEnclave({ dataDir: dir, masterKey: key, log: (line) => lines.push(line) });
+      assert.equal(second.identityFingerprint, first.identityFingerprint);
+      await second.close();
+      // Another store, another identity.
+      const other = mkdtempSync(join(tmpdir(), 'enclave-identity-'));
+      const third = await startEnclave({ dataDir: other, masterKey: key, log: () => undefined });
+      assert.notEqual(third.identityFingerprint, first.identityFingerprint);
+      await third.close();
+      rmSync(other, { recursive: true, force: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('connections past maxConnections are closed at once, logged once; the open ones keep working', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enclave-cap-'));
+    const lines: string[] = [];
+    const running = await startEnclave({
+      dataDir: dir,
+      masterKey: new Uint8Array(randomBytes(32)),
+      log: (line) => lines.push(line),
+      limits: { maxConnections: 3 },
+    });
+    const c = createEnclaveClient({ socketPath: running.socketPath });
+    try {
+      await c.connect();
+      const open = [await openRawSocket(running.socketPath), await openRawSocket(running.socketPath)];
+      for (let i = 0; i < 3; i++) {
+        const extra = await openRawSocket(running.socketPath, { hello: false });
+        await extra.waitForClose(2000);
+      }
+      assert.equal(lines.filter((line) => line.includes('refusing new ones')).length, 1);
+      assert.deepEqual(await c.ping(), { status: 'ok' });
+      open[0]!.send(encodeFrame({ id: 1, op: 'ping' }));
+      assert.equal((await open[0]!.waitForReplies(1))[0]?.ok, true);
+      open[1]!.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const again = await openRawSocket(running.socketPath);
+      again.send(encodeFrame({ id: 2, op: 'ping' }));
+      assert.equal((await again.waitForReplies(1))[0]?.ok, true);
+      again.destroy();
+      open[0]!.destroy();
+    } finally {
+      await c.close();
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('request handler', () => {
   test('an unexpected failure answers INTERNAL with a generic message; the cause goes to the log only', async () => {
     const lines: string[] = [];
+    const empty = new Uint8Array(0);
     const handler = createRequestHandler({
       store: { getKey: () => undefined, getStoredKey: () => undefined, getEciesKey: () => undefined },
       writer: {
@@ -157,8 +222,13 @@ describe('request handler', () => {
         generate: () => Promise.resolve({ publicKey: 'ab', shares: [] }),
         sign: () => Promise.reject(new Error('unused')),
         migrate: () => Promise.reject(new Error('unused')),
+        signIdentity: () => Promise.reject(new Error('unused')),
       },
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
+      identity: {
+        publicKey: new Uint8Array(32),
+        sealed: { dekIv: empty, wrappedKey: empty, iv: empty, ciphertext: empty },
+      },
       log: (line) => lines.push(line),
     });
     const reply = await handler.handle({ id: 9, op: 'generateKey', params: { walletId: 'w', scheme: 'DKLS' } });

@@ -6,15 +6,20 @@
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  type ServedConnection,
+  serveConnection,
+} from './connection.ts';
 import { createCryptoPool } from './crypto-pool.ts';
 import { ensureEciesKey } from './ecies-key.ts';
-import { createFrameDecoder, encodeFrame, parseRequest } from './framing.ts';
+import { ensureIdentityKey } from './identity-key.ts';
 import { createKeyStore } from './key-store.ts';
 import { createKeyWriter, type KeyWriter } from './key-writer.ts';
 import { loadMasterKey } from './master-key.ts';
 import { assertPrivateFile, octalMode } from './private-file.ts';
-import { type EnclaveReply, MAX_FRAME_BYTES } from './protocol.ts';
-import { createRequestHandler, type RequestHandler } from './request-handler.ts';
+import { createRequestHandler } from './request-handler.ts';
 import { defaultSocketPath } from './socket-path.ts';
 
 /** Longest Unix socket path that fits `sockaddr_un` on Linux (108 bytes with the terminating NUL). */
@@ -35,10 +40,14 @@ export interface StartEnclaveOptions {
   threads?: number;
   /** Operator log (stderr by default). */
   log?: (line: string) => void;
+  /** Connection limits (connection.ts); defaults: DEFAULT_CONNECTION_LIMITS. */
+  limits?: Partial<ConnectionLimits>;
 }
 
 export interface RunningEnclave {
   socketPath: string;
+  /** Fingerprint of the enclave's identity key (identity.ts), as the API pins it. */
+  identityFingerprint: string;
   /** Stops accepting, lets requests under way finish, commits, stops the workers, closes the store, removes the socket. */
   close(): Promise<void>;
 }
@@ -57,77 +66,6 @@ function socketIsLive(path: string): Promise<boolean> {
     });
     probe.once('error', () => resolvePromise(false));
   });
-}
-
-/** Serves the framed protocol on one connection. Returns a function telling how many requests are under way. */
-function serveConnection(socket: Socket, handler: RequestHandler, onSettled: () => void): () => number {
-  let inFlight = 0;
-  let corked = false;
-
-  const uncork = (): void => {
-    corked = false;
-    socket.uncork();
-  };
-
-  function send(reply: EnclaveReply): void {
-    if (!socket.writable) return;
-    let frame: Buffer;
-    try {
-      frame = encodeFrame(reply);
-    } catch {
-      frame = encodeFrame({ id: reply.id, ok: false, error: { code: 'INTERNAL', message: 'internal enclave error' } });
-    }
-    // Replies written during one turn of the event loop leave in one writev call (see client.ts).
-    if (!corked) {
-      corked = true;
-      socket.cork();
-      setImmediate(uncork);
-    }
-    socket.write(frame);
-  }
-
-  const decoder = createFrameDecoder({
-    onFrame(body) {
-      const parsed = parseRequest(body);
-      if (!parsed.ok) {
-        send({ id: parsed.id, ok: false, error: { code: 'BAD_FRAME', message: parsed.message } });
-        return;
-      }
-      const reply = handler.handle(parsed.request);
-      if (!(reply instanceof Promise)) {
-        send(reply);
-        return;
-      }
-      inFlight++;
-      reply.then(send).finally(() => {
-        inFlight--;
-        onSettled();
-      });
-    },
-    onBadLength(length) {
-      const reply: EnclaveReply = {
-        id: 0,
-        ok: false,
-        error: { code: 'FRAME_TOO_LARGE', message: `frame length ${length} is outside 1..${MAX_FRAME_BYTES}` },
-      };
-      // The stream cannot be resynchronised: answer, then close this connection only.
-      if (socket.writable) socket.end(encodeFrame(reply), () => socket.destroy());
-      else socket.destroy();
-    },
-  });
-
-  socket.on('data', (chunk: Buffer) => {
-    try {
-      decoder.push(chunk);
-    } catch {
-      // Defensive: nothing in the decoder or the handler is expected to throw; never let a peer crash us.
-      socket.destroy();
-    }
-  });
-  socket.on('error', () => {
-    // Peer resets and broken pipes end the connection ('close' follows); nothing to do.
-  });
-  return () => inFlight;
 }
 
 function listen(server: Server, socketPath: string): Promise<void> {
@@ -201,29 +139,50 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
   try {
     pool = createCryptoPool({ masterKey, ...(options.threads ? { threads: options.threads } : {}) });
     const eciesPublicKey = await ensureEciesKey({ store, crypto: pool });
+    const identity = await ensureIdentityKey({ store, crypto: pool });
+    // Every start, so the operator can compare it with what the API pinned (`npm run admin -- enclave-identity`).
+    log(
+      `enclave: identity key fingerprint ${identity.fingerprint}` +
+        (identity.created ? ' (generated now)' : ` (generated ${identity.generatedAt})`),
+    );
     writer = createKeyWriter({ path: dbPath });
-    const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, log });
+    const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, identity, log });
+    const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
 
     if (existsSync(socketPath)) {
       if (await socketIsLive(socketPath)) throw new Error(`another enclave is already listening on ${socketPath}`);
       rmSync(socketPath, { force: true });
     }
 
-    const connections = new Map<Socket, () => number>();
+    const connections = new Map<Socket, ServedConnection>();
     let waitingForDrain: (() => void) | undefined;
+    let refusing = false;
     const inFlight = (): number => {
       let total = 0;
-      for (const count of connections.values()) total += count();
+      for (const connection of connections.values()) total += connection.inFlight();
       return total;
     };
     const server = createServer((socket) => {
+      if (connections.size >= limits.maxConnections) {
+        // Logged once per episode, not once per refused connection.
+        if (!refusing) log(`enclave: ${connections.size} connections open; refusing new ones until one closes`);
+        refusing = true;
+        socket.destroy();
+        return;
+      }
       connections.set(
         socket,
-        serveConnection(socket, handler, () => {
-          if (waitingForDrain && inFlight() === 0) waitingForDrain();
+        serveConnection(socket, handler, {
+          limits,
+          onSettled: () => {
+            if (waitingForDrain && inFlight() === 0) waitingForDrain();
+          },
         }),
       );
-      socket.once('close', () => connections.delete(socket));
+      socket.once('close', () => {
+        connections.delete(socket);
+        if (connections.size < limits.maxConnections) refusing = false;
+      });
     });
     server.on('error', (error) => log(`enclave: socket server error: ${error.message}`));
     await listen(server, socketPath);
@@ -234,6 +193,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     let closing: Promise<void> | undefined;
     return {
       socketPath,
+      identityFingerprint: identity.fingerprint,
       close() {
         closing ??= (async () => {
           const serverClosed = new Promise<void>((done) => server.close(() => done()));

@@ -181,6 +181,7 @@ describe('sign verb: a signature that fails its check is never answered', () => 
         },
         crypto: pool,
         eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
+        identity: await pool.generateIdentityKey(),
         log: (line) => lines.push(line),
       });
       const reply = await handler.handle({
