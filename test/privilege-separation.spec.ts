@@ -61,7 +61,13 @@ before(() => {
 });
 
 function startSupervisor(env: Record<string, string>, as?: { uid: number; gid: number }): Supervisor {
-  const base: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', PRIVSEP_CANARY: CANARY };
+  // The admin listener on a free port unless the test names one (8081 would collide with parallel runs).
+  const base: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    PRIVSEP_CANARY: CANARY,
+    ADMIN_PORT: '0',
+  };
   for (const name of ['ENCLAVE_MASTER_KEY', 'ADMIN_TOKEN', 'ENCLAVE_USER', 'API_USER', 'ENCLAVE_SOCKET']) {
     delete base[name];
   }
@@ -225,6 +231,7 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
   let dataDir = '';
   let url = '';
   let port = 0;
+  let adminPort = 0;
   let sup: Supervisor;
   let partner: { secretKey: string };
   let wallet: { id: string; address: string };
@@ -233,10 +240,12 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
     [enclaveUid, apiUid] = freeUids();
     dataDir = tempDataDir('wcs-privsep-');
     port = await freePort();
+    adminPort = await freePort();
     url = `http://127.0.0.1:${port}`;
     sup = startSupervisor({
       DATA_DIR: dataDir,
       PORT: String(port),
+      ADMIN_PORT: String(adminPort),
       ENCLAVE_USER: String(enclaveUid),
       API_USER: `${apiUid}:${apiUid}`,
       ENCLAVE_MASTER_KEY: MASTER,
@@ -318,7 +327,10 @@ describe('two OS users: the supervisor started as root with ENCLAVE_USER and API
   });
 
   test('signing works end to end through the shared socket, checked with viem', async () => {
-    partner = await createPartnerKey(url, ADMIN, { plan: 'enterprise', rateLimitPerMinute: 100_000 });
+    partner = await createPartnerKey(`http://127.0.0.1:${adminPort}`, ADMIN, {
+      plan: 'enterprise',
+      rateLimitPerMinute: 100_000,
+    });
     wallet = await signAndVerify(url, partner.secretKey);
   });
 

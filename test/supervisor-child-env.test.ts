@@ -89,6 +89,7 @@ describe('supervisor: what each child gets of the environment', () => {
     assert.ok(read.has('PORT') && read.has('TRUST_PROXY'), 'the scan finds what config.ts reads');
     for (const [name, file] of read) {
       if ((SECRETS.api as readonly string[]).includes(name)) continue; // handed over on a descriptor
+      if (name === 'ENCLAVE_USER') continue; // the supervisor sets it itself, as the uid it resolved
       assert.ok(
         allowedFor('api', name),
         `${name} (read in ${file}) is missing from API_VARS in bin/supervisor/child-env.ts`,
