@@ -182,6 +182,11 @@ describe('sign verb: a signature that fails its check is never answered', () => 
         crypto: pool,
         eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
         log: (line) => lines.push(line),
+        rotation: {
+          bind: () => undefined,
+          status: () => Promise.reject(new Error('unused')),
+          rotate: () => Promise.reject(new Error('unused')),
+        },
       });
       const reply = await handler.handle({
         id: 3,
