@@ -79,7 +79,7 @@ export async function startApi(
       chainPool,
     }),
     migration: createShareMigrationService({ store, enclave }),
-    admin: createAdminService({ store, authenticator }),
+    admin: createAdminService({ store, authenticator, enclave }),
     ready: async () => {
       let enclaveOk = false;
       try {

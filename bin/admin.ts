@@ -18,6 +18,10 @@ verbs:
   claim-wallet WALLET_ID [--user-id ID]         mark a wallet claimed: REST signing refuses it from then on
   pregenerate-wallet PROJECT_ID --type TYPE --user-identifier ID [--user-identifier-type CUSTOM_ID|EMAIL|PHONE]
                                                 the user share is printed once and kept nowhere
+  master-key-status                             the enclave's master key: rotation state, key ids, records per key
+  rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
+                                                next key and print its id; with it, re-wrap every record under
+                                                that key and wait until done (README "Rotating the master key")
 
 options:
   --url URL      service base URL (default http://$HOST:$PORT, i.e. http://127.0.0.1:8080)
@@ -38,6 +42,22 @@ function adminToken(): string {
   }
 }
 
+/** A master-key status answer for a terminal. */
+function describeMasterKey(st: Record<string, unknown>): string {
+  const rows = Object.entries((st['rowsByKeyId'] as Record<string, number>) ?? {})
+    .map(([id, n]) => `${id}: ${n}`)
+    .join(', ');
+  return [
+    `state        ${st['state']}`,
+    `master key   ${st['masterKeyId']}`,
+    ...(st['nextKeyId'] ? [`next key     ${st['nextKeyId']}`] : []),
+    `sealing key  ${st['sealingKeyId']} (new records are wrapped by it)`,
+    `records      ${rows || 'none'}`,
+    ...(st['error'] ? [`error        ${st['error']}`] : []),
+    `next step    ${st['action']}`,
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -51,6 +71,7 @@ async function main(): Promise<void> {
       type: { type: 'string' },
       'user-identifier': { type: 'string' },
       'user-identifier-type': { type: 'string', default: 'CUSTOM_ID' },
+      confirm: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -162,6 +183,28 @@ async function main(): Promise<void> {
         r,
         `wallet     ${w['id']} (${w['type']}, ${w['address']})\nuser share ${r['userShare']}\n(shown once: hand it to the user; REST signing needs migrate-share first)`,
       );
+      break;
+    }
+    case 'master-key-status': {
+      const st = await call('GET', '/enclave/master-key');
+      print(st, describeMasterKey(st));
+      break;
+    }
+    case 'rotate-master-key': {
+      const confirm = values.confirm;
+      let st = await call('POST', '/enclave/master-key/rotate', confirm === undefined ? {} : { confirmKeyId: confirm });
+      if (confirm !== undefined && !values.json) {
+        // The enclave works in the background; follow it until it is done (Ctrl-C stops following, not the work).
+        while (st['state'] === 'rotating' && !st['error']) {
+          const rows = st['rowsByKeyId'] as Record<string, number>;
+          const total = Object.values(rows).reduce((a, b) => a + b, 0);
+          console.log(`re-wrapped ${rows[String(st['sealingKeyId'])] ?? 0} of ${total} records`);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          st = await call('GET', '/enclave/master-key');
+        }
+      }
+      print(st, describeMasterKey(st));
+      if (st['error']) process.exit(1);
       break;
     }
     default:

@@ -9,6 +9,7 @@ import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hmac as nobleHmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import Database from 'better-sqlite3';
+import { legacySeal, SCHEMA_1_SQL } from '../test/helpers/legacy-key-store.ts';
 import {
   AES_256_GCM,
   createKeyRing,
@@ -46,35 +47,6 @@ const masterKey = new Uint8Array(randomBytes(32));
 /** masterKeyId of 32 bytes of 0x11, as `openssl dgst -sha256 -mac HMAC -macopt hexkey:1111…` computes it. */
 const KEY_ID_OF_0x11 = '6b359d3121c41d4d';
 
-/** Key store schema 1, as earlier versions created it (no key ids, no ciphers: AES-256-GCM rows). */
-const SCHEMA_1_SQL = `
-CREATE TABLE keys (
-  wallet_id  TEXT PRIMARY KEY,
-  scheme     TEXT NOT NULL CHECK (scheme IN ('DKLS', 'ED25519')),
-  public_key TEXT NOT NULL,
-  created_at TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE shares (
-  wallet_id   TEXT NOT NULL REFERENCES keys (wallet_id),
-  kind        TEXT NOT NULL CHECK (kind IN ('service', 'user')),
-  dek_iv      BLOB NOT NULL,
-  wrapped_key BLOB NOT NULL,
-  iv          BLOB NOT NULL,
-  ciphertext  BLOB NOT NULL,
-  created_at  TEXT NOT NULL,
-  PRIMARY KEY (wallet_id, kind)
-) WITHOUT ROWID;
-CREATE TABLE sealed_keys (
-  name        TEXT PRIMARY KEY,
-  public_key  BLOB NOT NULL,
-  dek_iv      BLOB NOT NULL,
-  wrapped_key BLOB NOT NULL,
-  iv          BLOB NOT NULL,
-  ciphertext  BLOB NOT NULL,
-  created_at  TEXT NOT NULL
-) WITHOUT ROWID;
-`;
-
 function sealedShares(walletId: string, scheme: string, service: Uint8Array, user: Uint8Array): SealedShare[] {
   return [
     { kind: 'service', ...seal(masterKey, shareContext(walletId, scheme, 'service'), service) },
@@ -99,25 +71,6 @@ function flip(bytes: Uint8Array, index = 0): Uint8Array {
   const copy = Uint8Array.from(bytes);
   copy[index]! ^= 0x01;
   return copy;
-}
-
-/**
- * A record exactly as key store schema 1 sealed it: AES-256-GCM in both layers, 12-byte random nonces, the same
- * associated data, no key id (the earlier envelope.ts, kept here to build such rows).
- */
-function legacySeal(key: Uint8Array, context: SealContext, plaintext: Uint8Array): SealedBlob {
-  const dataKey = new Uint8Array(randomBytes(32));
-  const iv = new Uint8Array(randomBytes(12));
-  const dekIv = new Uint8Array(randomBytes(12));
-  return {
-    keyId: UNLABELED_KEY_ID,
-    wrapCipher: AES_256_GCM,
-    dekIv,
-    wrappedKey: gcm(key, dekIv, encodeAad('key', context)).encrypt(dataKey),
-    dataCipher: AES_256_GCM,
-    iv,
-    ciphertext: gcm(dataKey, iv, encodeAad('data', context)).encrypt(plaintext),
-  };
 }
 
 /** Opens a record with @noble/ciphers only (an implementation independent of libsodium and OpenSSL). */
