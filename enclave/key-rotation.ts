@@ -13,6 +13,7 @@
  * confirmed), `rotating` (rows remain under another key than the sealing key), `rotated` (every row under the
  * sealing key, which is not yet the master key: the operator promotes it).
  */
+import { existsSync } from 'node:fs';
 import type { CryptoPool } from './crypto-pool.ts';
 import { createKeyRing, UNLABELED_KEY_ID } from './envelope.ts';
 import { EnclaveRequestError } from './errors.ts';
@@ -24,7 +25,9 @@ import {
   describeKeySource,
   type HeldKey,
   MASTER_KEY_NEXT_ENV,
+  nextMasterKeyPath,
   promoteNextMasterKeyFile,
+  readNextMasterKeyFile,
   type StartKeys,
 } from './next-master-key.ts';
 import type { EnclaveOps } from './protocol.ts';
@@ -134,7 +137,9 @@ export function createKeyRotation(deps: {
           ? `the rotation stopped: ${failure}; fix it, then npm run admin -- rotate-master-key --confirm ${sealKeyId()}`
           : 'wait: the enclave keeps serving; keep both keys until the rotation is done';
       case 'rotated':
-        return `promote the new key: set ENCLAVE_MASTER_KEY to the value of ${MASTER_KEY_NEXT_ENV} (id ${sealKeyId()}), unset ${MASTER_KEY_NEXT_ENV}, restart the enclave`;
+        return next?.source === 'file'
+          ? `restart the enclave: it renames master.key.next (id ${sealKeyId()}) over master.key at start${failure ? ` (${failure})` : ''}`
+          : `promote the new key: set ENCLAVE_MASTER_KEY to the value of ${MASTER_KEY_NEXT_ENV} (id ${sealKeyId()}), unset ${MASTER_KEY_NEXT_ENV}, restart the enclave`;
     }
   }
 
@@ -252,7 +257,10 @@ export function createKeyRotation(deps: {
           `${MASTER_KEY_NEXT_ENV} (64 hex characters) and restart the enclave, then ask again`,
       );
     }
-    const created = createNextMasterKeyFile(enclaveDir, log);
+    // A file left by an earlier attempt (its key may already be backed up) is used, never replaced.
+    const created = existsSync(nextMasterKeyPath(enclaveDir))
+      ? readNextMasterKeyFile(enclaveDir)
+      : createNextMasterKeyFile(enclaveDir, log);
     everHeld.push(created);
     await crypto.replaceKeys(
       createKeyRing(

@@ -144,10 +144,7 @@ export function loadStartKeys(options: {
           `rotates to ${nextPath}, which the enclave creates (npm run admin -- rotate-master-key); unset ${MASTER_KEY_NEXT_ENV}`,
       );
     }
-    if (existsSync(nextPath)) {
-      const key = readKeyFile(nextPath);
-      next = { key, id: masterKeyId(key), source: 'file' };
-    }
+    if (existsSync(nextPath)) next = readNextMasterKeyFile(enclaveDir);
   } else {
     if (existsSync(nextPath)) {
       throw new MasterKeyError(
@@ -168,6 +165,12 @@ export function loadStartKeys(options: {
   delete env[MASTER_KEY_NEXT_ENV];
   if (next && next.id === master.id) next = undefined;
   return next ? { master, next } : { master };
+}
+
+/** Reads an existing `master.key.next` (0600 only). */
+export function readNextMasterKeyFile(enclaveDir: string): HeldKey {
+  const key = readKeyFile(nextMasterKeyPath(enclaveDir));
+  return { key, id: masterKeyId(key), source: 'file' };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -151,7 +151,7 @@ describe('rotating a file master key, with SIGKILLs mid-rotation', () => {
     const newKey = readKeyFile(nextPath);
     const newId = masterKeyId(newKey);
     assert.equal(prepared.nextKeyId, newId);
-    assert.match(enclave.stderr(), new RegExp(`NEW MASTER KEY \\(id ${newId}\\)[^]*BACK IT UP`));
+    assert.match(enclave.stderr(), new RegExp(`NEW MASTER KEY \\(id ${newId}\\)[\\s\\S]*BACK IT UP`));
     assert.doesNotMatch(enclave.stderr() + enclave.stdout(), new RegExp(Buffer.from(newKey).toString('hex')));
     // Signing still works with the new key prepared (the workers were given it without a restart).
     await signAndVerify(client, wallets[0]!);
@@ -278,10 +278,21 @@ describe('rotating a master key given from outside (ENCLAVE_MASTER_KEY, ENCLAVE_
       await first.stop();
       await assert.rejects(
         spawnEnclave({ dataDir: fileDir, env: { ENCLAVE_MASTER_KEY_NEXT: newHex } }),
-        /exited \(78\)[^]*ENCLAVE_MASTER_KEY_NEXT is set but the master key comes from/,
+        /exited \(78\)[\s\S]*ENCLAVE_MASTER_KEY_NEXT is set but the master key comes from/,
       );
     } finally {
       rmSync(fileDir, { recursive: true, force: true });
+    }
+    // The outside-key store of the test above, with a stray master.key.next beside it.
+    const stray = join(dataDir, 'enclave', 'master.key.next');
+    writeFileSync(stray, `${newHex}\n`, { mode: 0o600 });
+    try {
+      await assert.rejects(
+        spawnEnclave({ dataDir, env: { ENCLAVE_MASTER_KEY: newHex } }),
+        /exited \(78\)[\s\S]*master\.key\.next exists but the master key is given from outside/,
+      );
+    } finally {
+      rmSync(stray);
     }
   });
 });

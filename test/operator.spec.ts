@@ -203,13 +203,13 @@ describe('npm start: the supervisor on an empty data directory', () => {
       });
 
     const oldId = keyId('master.key');
-    assert.match(await cli('master-key-status'), new RegExp(`state +idle[^]*master key +${oldId}`));
+    assert.match(await cli('master-key-status'), new RegExp(`state +idle[\\s\\S]*master key +${oldId}`));
     const prepared = JSON.parse(await cli('rotate-master-key', '--json'));
     assert.equal(prepared.state, 'prepared');
     assert.equal(prepared.nextKeyId, keyId('master.key.next'));
     assert.match(log, new RegExp(`NEW MASTER KEY \\(id ${prepared.nextKeyId}\\)`));
     const done = await cli('rotate-master-key', '--confirm', prepared.nextKeyId);
-    assert.match(done, new RegExp(`state +idle[^]*master key +${prepared.nextKeyId}`));
+    assert.match(done, new RegExp(`state +idle[\\s\\S]*master key +${prepared.nextKeyId}`));
     assert.equal(keyId('master.key'), prepared.nextKeyId);
     assert.equal(fs.existsSync(path.join(dataDir, 'enclave', 'master.key.next')), false);
     assert.equal((await sign()).status, 200);
