@@ -75,10 +75,10 @@ export function checkHeldKeys(
       ? 'master.key.next beside master.key'
       : `${MASTER_KEY_NEXT_ENV} beside the master key`;
   throw new MasterKeyError(
-    `the enclave key store holds records wrapped by master key ${missing.join(' and ')}, which this enclave was not ` +
-      `given; it holds ${heldText}. After a master-key rotation, start the enclave with the new key (id ` +
-      `${sealWith ?? missing[0]}) as its master key; while a rotation is unfinished, give it both keys (the new one as ` +
-      `${nextWay}).`,
+    `the master key does not open this enclave key store: its records are wrapped by master key ` +
+      `${missing.join(' and ')}, which this enclave was not given; it holds ${heldText}. Start it with the key whose ` +
+      `id is ${sealWith ?? missing[0]} (after a master-key rotation, that is the new key); while a rotation is ` +
+      `unfinished, give it both keys (the new one as ${nextWay}).`,
   );
 }
 
