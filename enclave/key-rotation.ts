@@ -36,6 +36,19 @@ export type MasterKeyStatus = EnclaveOps['masterKeyStatus']['result'];
 
 /** Rows re-wrapped per page: one worker task and one transaction each. */
 const DEFAULT_PAGE_SIZE = 256;
+/**
+ * Counting rows per key id scans an index on the writer thread: a status read reuses a count younger than this,
+ * or than ten times what the last count took, so an operator polling a large store does not hold up key writes.
+ */
+const RECOUNT_AFTER_MS = 2000;
+
+/** Sealed rows per key id, when they were counted and how long the count took. */
+interface RowCount {
+  epoch: number;
+  at: number;
+  tookMs: number;
+  rows: Record<string, number>;
+}
 
 /** What the rotation needs from the request handler, bound once it exists. */
 export interface RotationHooks {
@@ -113,6 +126,32 @@ export function createKeyRotation(deps: {
   let stopping = false;
   /** rotate() calls run one at a time. */
   let serial: Promise<unknown> = Promise.resolve();
+  /** Bumped by every change of state: a count begun before it is not reused after it. */
+  let epoch = 0;
+  let lastCount: RowCount | undefined;
+  let counting: { epoch: number; promise: Promise<RowCount> } | undefined;
+
+  /** Rows per key id, from a recent count (see RECOUNT_AFTER_MS); counted afresh after each change of state. */
+  function rowCounts(): Promise<RowCount> {
+    if (lastCount?.epoch === epoch && Date.now() - lastCount.at < Math.max(RECOUNT_AFTER_MS, lastCount.tookMs * 10)) {
+      return Promise.resolve(lastCount);
+    }
+    if (counting?.epoch !== epoch) {
+      const started = epoch;
+      const startedAt = performance.now();
+      const promise = writer.countRowsByKeyId().then((rows): RowCount => {
+        const count = { epoch: started, at: Date.now(), tookMs: performance.now() - startedAt, rows };
+        if (started === epoch) lastCount = count;
+        return count;
+      });
+      counting = { epoch: started, promise };
+      const forget = () => {
+        if (counting?.promise === promise) counting = undefined;
+      };
+      promise.then(forget, forget);
+    }
+    return counting!.promise;
+  }
 
   const sealKeyId = (): string => crypto.sealWith;
   const rowsOutsideSealKey = (): boolean => store.keyIdsInUse().some((id) => id !== sealKeyId());
@@ -144,12 +183,17 @@ export function createKeyRotation(deps: {
   }
 
   async function status(): Promise<MasterKeyStatus> {
+    // State and counts of the same epoch: a count that straddled a change of state is done again.
+    let count: RowCount;
+    do count = await rowCounts();
+    while (count.epoch !== epoch);
     const current = state();
     const result: MasterKeyStatus = {
       state: current,
       masterKeyId: master.id,
       sealingKeyId: sealKeyId(),
-      rowsByKeyId: await writer.countRowsByKeyId(),
+      rowsByKeyId: count.rows,
+      rowsCountedAt: new Date(count.at).toISOString(),
       action: action(current),
     };
     if (next && next.id !== master.id) result.nextKeyId = next.id;
@@ -237,6 +281,7 @@ export function createKeyRotation(deps: {
   function startRows(): void {
     if (running) return;
     failure = undefined;
+    epoch++;
     running = rotateRows()
       .catch((error: unknown) => {
         failure = error instanceof Error ? error.message : String(error);
@@ -244,6 +289,7 @@ export function createKeyRotation(deps: {
       })
       .finally(() => {
         running = undefined;
+        epoch++;
       });
   }
 
@@ -269,6 +315,7 @@ export function createKeyRotation(deps: {
       ),
     );
     next = created;
+    epoch++;
     return created;
   }
 

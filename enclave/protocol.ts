@@ -106,6 +106,8 @@ export interface EnclaveOps {
       nextKeyId?: string;
       sealingKeyId: string;
       rowsByKeyId: Record<string, number>;
+      /** When `rowsByKeyId` was counted (an index scan: reused for a few seconds, recounted after a change). */
+      rowsCountedAt: string;
       error?: string;
       action: string;
     };

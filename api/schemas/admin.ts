@@ -107,6 +107,11 @@ export const MasterKeyStatus = Type.Object({
   nextKeyId: Type.Optional({ ...KEY_ID, description: 'The next key the enclave holds.' }),
   sealingKeyId: { ...KEY_ID, description: 'The key new records are sealed with (the rotation target).' },
   rowsByKeyId: Type.Record(Type.String(), Type.Integer(), { description: 'Sealed records per wrapping key id.' }),
+  rowsCountedAt: Type.String({
+    format: 'date-time',
+    description:
+      'When rowsByKeyId was counted: a count is reused for a few seconds, and redone after a change of state.',
+  }),
   error: Type.Optional(Type.String({ description: 'Why the rotation stopped, if it did.' })),
   action: Type.String({ description: "The operator's next step." }),
 });
