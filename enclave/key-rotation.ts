@@ -366,6 +366,8 @@ export function createKeyRotation(deps: {
         if (!keyId) throw new MasterKeyError('no master key the enclave holds opens the rows of its key store');
         const labeled = store.labelUnlabeledRows(keyId);
         log(`enclave: ${labeled} records of an earlier version labeled with master key id ${keyId}`);
+        // The key that wrapped them keeps sealing until a rotation is confirmed (even if it came as the next key).
+        if (!store.getSealKeyId()) crypto.setSealKey(keyId);
       }
       if (!store.getSealKeyId()) store.setSealKeyId(sealKeyId());
       if (rowsOutsideSealKey()) {
