@@ -332,8 +332,19 @@ export function createKeyRotation(deps: {
       if (current === 'rotating') startRows();
       return status();
     }
-    const prepared = await prepare();
-    if (confirmKeyId === undefined) return status();
+    if (confirmKeyId === undefined) {
+      await prepare();
+      return status();
+    }
+    // A confirmation never prepares: the operator confirms a key id they were shown and backed up.
+    if (!next) {
+      if (master.source !== 'file') await prepare(); // throws NEXT_KEY_MISSING
+      throw new EnclaveRequestError(
+        'NEXT_KEY_MISMATCH',
+        `no next key is prepared, so confirmKeyId ${confirmKeyId} names none: ask without confirmKeyId first`,
+      );
+    }
+    const prepared = next;
     if (confirmKeyId !== prepared.id) {
       throw new EnclaveRequestError(
         'NEXT_KEY_MISMATCH',
