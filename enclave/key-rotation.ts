@@ -41,6 +41,8 @@ const DEFAULT_PAGE_SIZE = 256;
  * or than ten times what the last count took, so an operator polling a large store does not hold up key writes.
  */
 const RECOUNT_AFTER_MS = 2000;
+/** Pause after each page, as a multiple of the time the page took: keeps most of the enclave for requests. */
+const DEFAULT_REST_RATIO = 1;
 
 /** Sealed rows per key id, when they were counted and how long the count took. */
 interface RowCount {
@@ -113,9 +115,12 @@ export function createKeyRotation(deps: {
   enclaveDir: string;
   log: (line: string) => void;
   pageSize?: number;
+  /** Pause after each page, as a multiple of the time the page took (default 1). */
+  restRatio?: number;
 }) {
   const { store, writer, crypto, enclaveDir, log } = deps;
   const pageSize = deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const restRatio = deps.restRatio ?? DEFAULT_REST_RATIO;
   let master: HeldKey = deps.keys.master;
   let next: HeldKey | undefined = deps.keys.next;
   /** Every key this process was given or created: the workers keep them all until the enclave restarts. */
@@ -242,11 +247,13 @@ export function createKeyRotation(deps: {
       let cursor: RewrapCursor | undefined;
       do {
         if (stopping) return;
+        const startedAt = performance.now();
         const page = store.rewrapPage(target, cursor, pageSize);
         passMoved += await movePage(page.rows);
         cursor = page.next;
-        // Let requests waiting on this thread through between pages.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // Rest as long as the page took: the rotation takes at most about half of the threads it uses, and
+        // requests keep the rest (see test/bench/enclave-rotation.ts).
+        await new Promise<void>((resolve) => setTimeout(resolve, (performance.now() - startedAt) * restRatio));
       } while (cursor);
       if (stopping) return;
       passMoved += await movePage(store.sealedKeysNotUnder(target));
