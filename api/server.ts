@@ -131,7 +131,7 @@ export async function startApi(
       chainPool,
     }),
     migration: createShareMigrationService({ store, enclave }),
-    admin: createAdminService({ store, authenticator }),
+    admin: createAdminService({ store, authenticator, enclave }),
     actors: createActorsAdmin({ host, store: store.actors }),
     ready: async () => {
       let enclaveOk = false;

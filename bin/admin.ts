@@ -27,6 +27,10 @@ verbs:
   retry-actor ACTOR_ID                          run a faulted actor again (its stored events apply first)
   abandon-actor ACTOR_ID                        a faulted actor never runs again (a wallet being created is removed)
 ${ENCLAVE_PIN_USAGE}
+  master-key-status                             the enclave's master key: rotation state, key ids, records per key
+  rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
+                                                next key and print its id; with it, re-wrap every record under
+                                                that key and wait until done (README "Rotating the master key")
 
 options:
   --url URL      admin listener base URL (default http://$ADMIN_HOST:$ADMIN_PORT, i.e. http://127.0.0.1:${DEFAULT_ADMIN_PORT})
@@ -58,6 +62,22 @@ function adminToken(): string {
   }
 }
 
+/** A master-key status answer for a terminal. */
+function describeMasterKey(st: Record<string, unknown>): string {
+  const rows = Object.entries((st['rowsByKeyId'] as Record<string, number>) ?? {})
+    .map(([id, n]) => `${id}: ${n}`)
+    .join(', ');
+  return [
+    `state        ${st['state']}`,
+    `master key   ${st['masterKeyId']}`,
+    ...(st['nextKeyId'] ? [`next key     ${st['nextKeyId']}`] : []),
+    `sealing key  ${st['sealingKeyId']} (new records are wrapped by it)`,
+    `records      ${rows || 'none'}`,
+    ...(st['error'] ? [`error        ${st['error']}`] : []),
+    `next step    ${st['action']}`,
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -71,6 +91,7 @@ async function main(): Promise<void> {
       type: { type: 'string' },
       'user-identifier': { type: 'string' },
       'user-identifier-type': { type: 'string', default: 'CUSTOM_ID' },
+      confirm: { type: 'string' },
       json: { type: 'boolean', default: false },
       machine: { type: 'string' },
       state: { type: 'string' },
@@ -233,6 +254,28 @@ async function main(): Promise<void> {
           ? await call('GET', `/actors/${id}`)
           : await call('POST', `/actors/${id}/${verb === 'retry-actor' ? 'retry' : 'abandon'}`);
       print(a, JSON.stringify(a, null, 2));
+      break;
+    }
+    case 'master-key-status': {
+      const st = await call('GET', '/enclave/master-key');
+      print(st, describeMasterKey(st));
+      break;
+    }
+    case 'rotate-master-key': {
+      const confirm = values.confirm;
+      let st = await call('POST', '/enclave/master-key/rotate', confirm === undefined ? {} : { confirmKeyId: confirm });
+      if (confirm !== undefined && !values.json) {
+        // The enclave works in the background; follow it until it is done (Ctrl-C stops following, not the work).
+        while (st['state'] === 'rotating' && !st['error']) {
+          const rows = st['rowsByKeyId'] as Record<string, number>;
+          const total = Object.values(rows).reduce((a, b) => a + b, 0);
+          console.log(`re-wrapped ${rows[String(st['sealingKeyId'])] ?? 0} of ${total} records`);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          st = await call('GET', '/enclave/master-key');
+        }
+      }
+      print(st, describeMasterKey(st));
+      if (st['error']) process.exit(1);
       break;
     }
     default:

@@ -56,6 +56,8 @@ const HTTP_STATUS_BY_CODE: Readonly<Record<EnclaveErrorCode, number>> = {
   WRONG_WALLET: 400,
   ALREADY_MIGRATED: 409,
   HELLO_REQUIRED: 500,
+  NEXT_KEY_MISSING: 409,
+  NEXT_KEY_MISMATCH: 409,
   INTERNAL: 500,
 };
 
@@ -438,6 +440,17 @@ export function createEnclaveClient({
     /** The enclave's ECIES public key (PEM), its fingerprint and generation time. */
     getEciesPublicKey(): Promise<EnclaveOps['getEciesPublicKey']['result']> {
       return call('getEciesPublicKey', {});
+    },
+    /** Where the enclave's master keys stand (rotation state, key ids, rows per key id). */
+    masterKeyStatus(): Promise<EnclaveOps['masterKeyStatus']['result']> {
+      return call('masterKeyStatus', {});
+    },
+    /**
+     * Prepares a master-key rotation (no `confirmKeyId`) or starts/resumes it (`confirmKeyId`: the next key's id).
+     * Fails with code NEXT_KEY_MISSING or NEXT_KEY_MISMATCH.
+     */
+    rotateMasterKey(params: EnclaveOps['rotateMasterKey']['params']): Promise<EnclaveOps['rotateMasterKey']['result']> {
+      return call('rotateMasterKey', params);
     },
     /** Answers `{status: 'ok'}` when the enclave is up with its store open. */
     ping(): Promise<EnclaveOps['ping']['result']> {

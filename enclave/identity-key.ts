@@ -34,6 +34,7 @@ export async function ensureIdentityKey(deps: {
     // Exact-size copies: SQLite's Buffers may be views on a larger slab, which posting to a worker would copy whole.
     const publicKey = new Uint8Array(existing.publicKey);
     const sealed: SealedBlob = {
+      ...existing.sealed,
       dekIv: new Uint8Array(existing.sealed.dekIv),
       wrappedKey: new Uint8Array(existing.sealed.wrappedKey),
       iv: new Uint8Array(existing.sealed.iv),

@@ -3,7 +3,7 @@
  * in a worker's memory for one call and is wiped before it returns (identity-key.ts is the main-thread side).
  */
 import { randomFillSync } from 'node:crypto';
-import { IDENTITY_CONTEXT, type SealedBlob, seal, unseal } from './envelope.ts';
+import { IDENTITY_CONTEXT, type MasterKeys, type SealedBlob, seal, unseal } from './envelope.ts';
 import { derivePublicKey, SECRET_BYTES } from './shares.ts';
 import { signEd25519 } from './sign.ts';
 
@@ -21,7 +21,7 @@ export interface IdentitySignItem {
 }
 
 /** Worker: opens the sealed seed (the caller wipes it). Throws if the master key or the row is wrong. */
-function openSeed(masterKey: Uint8Array, sealed: SealedBlob): Uint8Array {
+function openSeed(masterKey: MasterKeys, sealed: SealedBlob): Uint8Array {
   const seed = unseal(masterKey, IDENTITY_CONTEXT, sealed);
   if (seed.length !== SECRET_BYTES) {
     seed.fill(0);
@@ -34,7 +34,7 @@ function openSeed(masterKey: Uint8Array, sealed: SealedBlob): Uint8Array {
  * Worker: true when `masterKey` opens the sealed seed and it derives `publicKey`. At start this proves the row is
  * intact and belongs to this master key.
  */
-export function checkIdentityKey(masterKey: Uint8Array, record: GeneratedIdentityKey): boolean {
+export function checkIdentityKey(masterKey: MasterKeys, record: GeneratedIdentityKey): boolean {
   let seed: Uint8Array | undefined;
   try {
     seed = openSeed(masterKey, record.sealed);
@@ -48,7 +48,7 @@ export function checkIdentityKey(masterKey: Uint8Array, record: GeneratedIdentit
 }
 
 /** Worker: draws a seed from the system's generator, derives its public key, seals the seed; wipes it. */
-export function generateIdentityKey(masterKey: Uint8Array): GeneratedIdentityKey {
+export function generateIdentityKey(masterKey: MasterKeys): GeneratedIdentityKey {
   const seed = randomFillSync(new Uint8Array(SECRET_BYTES));
   try {
     const publicKey = derivePublicKey('ED25519', seed);
@@ -65,7 +65,7 @@ export function generateIdentityKey(masterKey: Uint8Array): GeneratedIdentityKey
  * Worker: signs one handshake message with the identity seed (libsodium, verified against the stored public key
  * before it leaves, as every enclave signature is) and wipes the seed.
  */
-export function signWithIdentityKey(masterKey: Uint8Array, item: IdentitySignItem): Uint8Array {
+export function signWithIdentityKey(masterKey: MasterKeys, item: IdentitySignItem): Uint8Array {
   const seed = openSeed(masterKey, item.sealed);
   try {
     return signEd25519(seed, item.message, item.publicKey);

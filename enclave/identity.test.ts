@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCryptoPool } from './crypto-pool.ts';
-import { IDENTITY_CONTEXT, unseal } from './envelope.ts';
+import { createKeyRing, IDENTITY_CONTEXT, masterKeyId, rewrap, unseal } from './envelope.ts';
 import {
   CHALLENGE_BYTES,
   HELLO_CONTEXT,
@@ -163,8 +163,15 @@ describe('identity key', () => {
       assert.equal(again.fingerprint, first.fingerprint);
       assert.equal(again.generatedAt, first.generatedAt);
 
+      // What a master-key rotation does to this row: its data key re-wrapped under the new key, in place.
       const newMasterKey = new Uint8Array(randomBytes(32));
-      assert.equal(store.rewrapAll(masterKey, newMasterKey), 1);
+      const [row] = store.sealedKeysNotUnder(masterKeyId(newMasterKey)).filter((r) => r.context?.type === 'identity');
+      assert.ok(
+        row?.context && row.table === 'sealed_keys',
+        'the rotation knows the identity row and its seal context',
+      );
+      const to = rewrap(createKeyRing([newMasterKey, masterKey]), row.context, row.wrapped);
+      assert.equal(store.applyRewrap([{ row: { table: 'sealed_keys', name: row.name }, from: row.wrapped, to }]), 1);
       const rotated = store.getIdentityKey()!;
       assert.equal(checkIdentityKey(newMasterKey, rotated), true);
       assert.equal(checkIdentityKey(masterKey, rotated), false);
@@ -187,6 +194,11 @@ describe('identity key', () => {
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
       identity: key,
       log: () => undefined,
+      rotation: {
+        bind: () => undefined,
+        status: () => Promise.reject(new Error('unused')),
+        rotate: () => Promise.reject(new Error('unused')),
+      },
     });
     for (const challenge of [undefined, 42, '', b64(randomBytes(31)), b64(randomBytes(32)).replace(/=$/, '')]) {
       const reply = await handler.handle({ id: 1, op: 'hello', params: { challenge } as never });

@@ -5,6 +5,9 @@ import { createKeyCache } from './key-cache.ts';
 import type { StoredKey } from './key-store.ts';
 
 const blob = (fill: number) => ({
+  keyId: 'f00dfeedf00dfeed',
+  wrapCipher: 2 as const,
+  dataCipher: 1 as const,
   dekIv: new Uint8Array(12).fill(fill),
   wrappedKey: new Uint8Array(48).fill(fill),
   iv: new Uint8Array(12).fill(fill),

@@ -2,9 +2,9 @@
  * A small LRU cache, on the enclave's main thread, of what signing reads from keys.db per request: the scheme,
  * the public key and the sealed shares, packed (envelope.ts `packSealed`). Sealed data only, never plaintext.
  *
- * Measured: reading a key row with its two sealed shares is ~17 µs (eight BLOBs become eight Buffers), a cache
- * hit ~0.1 µs. Rows only change when a migrated user share is added: the caller invalidates that wallet after the
- * commit. Master-key rotation (`rewrapAll`) runs with the enclave stopped, so it never meets a warm cache.
+ * Rows change when a migrated user share is added and when a master-key rotation re-wraps them: the caller
+ * invalidates those wallets after the commit (key-rotation.ts does it page by page). A cached row wrapped by the
+ * old key still opens meanwhile: the workers hold every key this process was given until it restarts.
  */
 import { packSealed } from './envelope.ts';
 import type { StoredKey } from './key-store.ts';

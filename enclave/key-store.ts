@@ -4,21 +4,37 @@
  *
  * WAL with `synchronous = FULL`: when a write transaction returns, it has been fsynced. New keys are written in
  * batches (`insertKeys`), which key-writer.ts feeds with group commits from its own thread.
+ *
+ * Every sealed row records which master key wrapped it (`key_id`) and the cipher of each layer (`wrap_cipher`,
+ * `data_cipher`; see envelope.ts). Master-key rotation (key-rotation.ts) reads rows not yet under the new key page
+ * by page (`rewrapPage`) and replaces their wrap layer only (`applyRewrap`), one committed page at a time.
  */
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import {
+  type Cipher,
   ECIES_CONTEXT,
   IDENTITY_CONTEXT,
-  rewrap,
+  type SealContext,
   type SealedBlob,
   type SealedShare,
   type ShareKind,
   shareContext,
+  UNLABELED_KEY_ID,
+  type WrappedDataKey,
 } from './envelope.ts';
 import type { Scheme } from './protocol.ts';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * The seal context of each `sealed_keys` row, by name: rotation re-wraps a row only if it knows its context, and
+ * refuses to start while a row's name is missing here. A new enclave-held key registers its context here.
+ */
+export const SEALED_KEY_CONTEXTS: Readonly<Record<string, SealContext>> = {
+  'ecies-p256': ECIES_CONTEXT,
+  'identity-ed25519': IDENTITY_CONTEXT,
+};
 
 export interface KeyRecord {
   walletId: string;
@@ -59,6 +75,21 @@ export interface WriteOutcomes {
   keys: InsertOutcome[];
   userShares: UserShareOutcome[];
 }
+
+/** One row whose wrap layer a rotation moves: a share (by wallet id and kind) or a sealed key (by name). */
+export type RewrapRow =
+  | { table: 'shares'; walletId: string; kind: ShareKind; context: SealContext; wrapped: WrappedDataKey }
+  | { table: 'sealed_keys'; name: string; context: SealContext | undefined; wrapped: WrappedDataKey };
+
+/** A row's new wrap layer; applied only if the row still has the wrap layer it was read with (`from`). */
+export interface RewrapUpdate {
+  row: { table: 'shares'; walletId: string; kind: ShareKind } | { table: 'sealed_keys'; name: string };
+  from: Pick<WrappedDataKey, 'keyId' | 'dekIv'>;
+  to: WrappedDataKey;
+}
+
+/** Where a page of `rewrapPage` ends: pass it back to read the next page. */
+export type RewrapCursor = { walletId: string; kind: string };
 
 /** A wallet's key with its sealed shares, as signing and migration need it (never unsealed on this thread). */
 export interface StoredKey {
@@ -115,10 +146,26 @@ CREATE TABLE IF NOT EXISTS sealed_keys (
 ) WITHOUT ROWID;
 `;
 
+/** Schema 2: key ids and ciphers per row (rows of schema 1 are AES-256-GCM in both layers, unlabeled), meta. */
+const SCHEMA_V2 = `
+ALTER TABLE shares ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE shares ADD COLUMN wrap_cipher INTEGER NOT NULL DEFAULT 1 CHECK (wrap_cipher IN (1, 2));
+ALTER TABLE shares ADD COLUMN data_cipher INTEGER NOT NULL DEFAULT 1 CHECK (data_cipher IN (1, 2));
+ALTER TABLE sealed_keys ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE sealed_keys ADD COLUMN wrap_cipher INTEGER NOT NULL DEFAULT 1 CHECK (wrap_cipher IN (1, 2));
+ALTER TABLE sealed_keys ADD COLUMN data_cipher INTEGER NOT NULL DEFAULT 1 CHECK (data_cipher IN (1, 2));
+CREATE INDEX shares_by_key_id ON shares (key_id);
+CREATE TABLE meta (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
 const ECIES_NAME = 'ecies-p256';
-/** A row of the existing `sealed_keys` table (a store without it gains it at its next start): no schema step. */
+/** The enclave's identity key: a row of `sealed_keys` like the ECIES key (a store without it gains it at start). */
 const IDENTITY_NAME = 'identity-ed25519';
-const REWRAP_PAGE = 1000;
+/** The meta row naming the master key that seals new rows (and, outside a rotation, wraps every row). */
+const SEAL_KEY_META = 'seal_key_id';
 
 interface KeyRow {
   wallet_id: string;
@@ -127,36 +174,55 @@ interface KeyRow {
   created_at: string;
 }
 
-interface ShareRow {
-  wallet_id: string;
-  kind: ShareKind;
+/** The sealed columns of a row, as stored. */
+interface SealedColumns {
+  key_id: string;
+  wrap_cipher: Cipher;
   dek_iv: Buffer;
   wrapped_key: Buffer;
+  data_cipher: Cipher;
   iv: Buffer;
   ciphertext: Buffer;
+}
+
+interface ShareRow extends SealedColumns {
+  wallet_id: string;
+  kind: ShareKind;
+}
+
+interface RewrapShareRow {
+  wallet_id: string;
+  kind: ShareKind;
+  scheme: Scheme;
+  key_id: string;
+  wrap_cipher: Cipher;
+  dek_iv: Buffer;
+  wrapped_key: Buffer;
 }
 
 /** keys LEFT JOIN shares (service) LEFT JOIN shares (user): one row per wallet. */
 interface StoredKeyRow {
   scheme: Scheme;
   public_key: string;
+  s_key_id: string | null;
+  s_wrap_cipher: Cipher | null;
   s_dek_iv: Buffer | null;
   s_wrapped_key: Buffer | null;
+  s_data_cipher: Cipher | null;
   s_iv: Buffer | null;
   s_ciphertext: Buffer | null;
+  u_key_id: string | null;
+  u_wrap_cipher: Cipher | null;
   u_dek_iv: Buffer | null;
   u_wrapped_key: Buffer | null;
+  u_data_cipher: Cipher | null;
   u_iv: Buffer | null;
   u_ciphertext: Buffer | null;
 }
 
-interface SealedKeyRow {
+interface SealedKeyRow extends SealedColumns {
   name: string;
   public_key: Buffer;
-  dek_iv: Buffer;
-  wrapped_key: Buffer;
-  iv: Buffer;
-  ciphertext: Buffer;
   created_at: string;
 }
 
@@ -164,14 +230,34 @@ function toKeyRecord(row: KeyRow): KeyRecord {
   return { walletId: row.wallet_id, scheme: row.scheme, publicKey: row.public_key, createdAt: row.created_at };
 }
 
-function toSealedBlob(
-  dekIv: Buffer | null,
-  wrappedKey: Buffer | null,
-  iv: Buffer | null,
-  ciphertext: Buffer | null,
-): SealedBlob | undefined {
-  return dekIv && wrappedKey && iv && ciphertext ? { dekIv, wrappedKey, iv, ciphertext } : undefined;
+function toSealedBlob(row: SealedColumns): SealedBlob {
+  return {
+    keyId: row.key_id,
+    wrapCipher: row.wrap_cipher,
+    dekIv: row.dek_iv,
+    wrappedKey: row.wrapped_key,
+    dataCipher: row.data_cipher,
+    iv: row.iv,
+    ciphertext: row.ciphertext,
+  };
 }
+
+/** The service (`s_`) or user (`u_`) share of a StoredKeyRow, if the wallet has it. */
+function joinedShare(row: StoredKeyRow, prefix: 's' | 'u'): SealedBlob | undefined {
+  const keyId = row[`${prefix}_key_id`];
+  if (keyId === null) return undefined;
+  return {
+    keyId,
+    wrapCipher: row[`${prefix}_wrap_cipher`]!,
+    dekIv: row[`${prefix}_dek_iv`]!,
+    wrappedKey: row[`${prefix}_wrapped_key`]!,
+    dataCipher: row[`${prefix}_data_cipher`]!,
+    iv: row[`${prefix}_iv`]!,
+    ciphertext: row[`${prefix}_ciphertext`]!,
+  };
+}
+
+const SHARE_COLUMNS = 'key_id, wrap_cipher, dek_iv, wrapped_key, data_cipher, iv, ciphertext';
 
 /** Opens (creating if needed) the enclave key store at `path`. */
 export function createKeyStore(options: { path: string; busyTimeoutMs?: number }) {
@@ -193,30 +279,65 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
   const insertKeyRow = db.prepare<[string, string, string, string]>(
     'INSERT INTO keys (wallet_id, scheme, public_key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (wallet_id) DO NOTHING',
   );
-  const insertShareRow = db.prepare<[string, string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
-    'INSERT INTO shares (wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  const insertShareRow = db.prepare<[string, string, ...SealedValues, string]>(
+    `INSERT INTO shares (wallet_id, kind, ${SHARE_COLUMNS}, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertUserShareRow = db.prepare<[string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
-    "INSERT INTO shares (wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, 'user', ?, ?, ?, ?, ?) " +
+  const insertUserShareRow = db.prepare<[string, ...SealedValues, string]>(
+    `INSERT INTO shares (wallet_id, kind, ${SHARE_COLUMNS}, created_at) VALUES (?, 'user', ?, ?, ?, ?, ?, ?, ?, ?) ` +
       'ON CONFLICT (wallet_id, kind) DO NOTHING',
   );
+  const shareColumns = (alias: string) =>
+    SHARE_COLUMNS.split(', ')
+      .map((column) => `${alias}.${column} AS ${alias}_${column}`)
+      .join(', ');
   const selectStoredKey = db.prepare<[string], StoredKeyRow>(
-    'SELECT k.scheme, k.public_key, ' +
-      's.dek_iv AS s_dek_iv, s.wrapped_key AS s_wrapped_key, s.iv AS s_iv, s.ciphertext AS s_ciphertext, ' +
-      'u.dek_iv AS u_dek_iv, u.wrapped_key AS u_wrapped_key, u.iv AS u_iv, u.ciphertext AS u_ciphertext ' +
+    `SELECT k.scheme, k.public_key, ${shareColumns('s')}, ${shareColumns('u')} ` +
       'FROM keys k ' +
       "LEFT JOIN shares s ON s.wallet_id = k.wallet_id AND s.kind = 'service' " +
       "LEFT JOIN shares u ON u.wallet_id = k.wallet_id AND u.kind = 'user' " +
       'WHERE k.wallet_id = ?',
   );
   const selectShares = db.prepare<[string], ShareRow>(
-    'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares WHERE wallet_id = ? ORDER BY kind',
+    `SELECT wallet_id, kind, ${SHARE_COLUMNS} FROM shares WHERE wallet_id = ? ORDER BY kind`,
   );
   const selectSealedKey = db.prepare<[string], SealedKeyRow>(
-    'SELECT name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at FROM sealed_keys WHERE name = ?',
+    `SELECT name, public_key, ${SHARE_COLUMNS}, created_at FROM sealed_keys WHERE name = ?`,
   );
-  const insertSealedKey = db.prepare<[string, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string]>(
-    'INSERT INTO sealed_keys (name, public_key, dek_iv, wrapped_key, iv, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  const insertSealedKey = db.prepare<[string, Uint8Array, ...SealedValues, string]>(
+    `INSERT INTO sealed_keys (name, public_key, ${SHARE_COLUMNS}, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const selectMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?');
+  const upsertMeta = db.prepare<[string, string]>(
+    'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+  );
+  const selectRewrapShares = db.prepare<[string, string, string, number], RewrapShareRow>(
+    'SELECT s.wallet_id, s.kind, k.scheme, s.key_id, s.wrap_cipher, s.dek_iv, s.wrapped_key ' +
+      'FROM shares s JOIN keys k ON k.wallet_id = s.wallet_id ' +
+      'WHERE (s.wallet_id, s.kind) > (?, ?) AND s.key_id != ? ORDER BY s.wallet_id, s.kind LIMIT ?',
+  );
+  const selectRewrapSealedKeys = db.prepare<[string], SealedKeyRow>(
+    `SELECT name, public_key, ${SHARE_COLUMNS}, created_at FROM sealed_keys WHERE key_id != ? ORDER BY name`,
+  );
+  const updateShareWrap = db.prepare<[string, Cipher, Uint8Array, Uint8Array, string, string, string, Uint8Array]>(
+    'UPDATE shares SET key_id = ?, wrap_cipher = ?, dek_iv = ?, wrapped_key = ? ' +
+      'WHERE wallet_id = ? AND kind = ? AND key_id = ? AND dek_iv = ?',
+  );
+  const updateSealedKeyWrap = db.prepare<[string, Cipher, Uint8Array, Uint8Array, string, string, Uint8Array]>(
+    'UPDATE sealed_keys SET key_id = ?, wrap_cipher = ?, dek_iv = ?, wrapped_key = ? ' +
+      'WHERE name = ? AND key_id = ? AND dek_iv = ?',
+  );
+  const nextShareKeyId = db.prepare<[string], { key_id: string | null }>(
+    'SELECT min(key_id) AS key_id FROM shares WHERE key_id > ?',
+  );
+  const hasShareKeyId = db.prepare<[string], { found: number }>(
+    'SELECT EXISTS (SELECT 1 FROM shares WHERE key_id = ?) AS found',
+  );
+  const sealedKeyIds = db.prepare<[], { key_id: string }>('SELECT DISTINCT key_id FROM sealed_keys');
+  const countSharesByKeyId = db.prepare<[], { key_id: string; rows: number }>(
+    'SELECT key_id, count(*) AS rows FROM shares GROUP BY key_id',
+  );
+  const countSealedKeysByKeyId = db.prepare<[], { key_id: string; rows: number }>(
+    'SELECT key_id, count(*) AS rows FROM sealed_keys GROUP BY key_id',
   );
 
   const writeBatch = db.transaction((batch: WriteBatch): WriteOutcomes => {
@@ -226,9 +347,7 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
         // Another key holds this wallet id (earlier, or earlier in this very batch): it wins.
         return { created: false, record: toKeyRecord(selectKey.get(key.walletId)!) };
       }
-      for (const share of key.shares) {
-        insertShareRow.run(key.walletId, share.kind, share.dekIv, share.wrappedKey, share.iv, share.ciphertext, now);
-      }
+      for (const share of key.shares) insertShareRow.run(key.walletId, share.kind, ...sealedValues(share), now);
       return {
         created: true,
         record: { walletId: key.walletId, scheme: key.scheme, publicKey: key.publicKey, createdAt: now },
@@ -237,17 +356,28 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
     const userShares = batch.userShares.map(({ walletId, share }): UserShareOutcome => {
       // The key row is checked first: a share for a missing key would break the foreign key and fail the batch.
       if (!selectKey.get(walletId)) return 'no-key';
-      const { changes } = insertUserShareRow.run(
-        walletId,
-        share.dekIv,
-        share.wrappedKey,
-        share.iv,
-        share.ciphertext,
-        now,
-      );
+      const { changes } = insertUserShareRow.run(walletId, ...sealedValues(share), now);
       return changes === 1 ? 'created' : 'exists';
     });
     return { keys, userShares };
+  });
+  const applyRewrapBatch = db.transaction((updates: readonly RewrapUpdate[]): number => {
+    let changed = 0;
+    for (const { row, from, to } of updates) {
+      const values = [to.keyId, to.wrapCipher, to.dekIv, to.wrappedKey] as const;
+      changed +=
+        row.table === 'shares'
+          ? updateShareWrap.run(...values, row.walletId, row.kind, from.keyId, from.dekIv).changes
+          : updateSealedKeyWrap.run(...values, row.name, from.keyId, from.dekIv).changes;
+    }
+    return changed;
+  });
+  const labelRows = db.transaction((keyId: string): number => {
+    let changed = 0;
+    for (const table of ['shares', 'sealed_keys']) {
+      changed += db.prepare(`UPDATE ${table} SET key_id = ? WHERE key_id = ?`).run(keyId, UNLABELED_KEY_ID).changes;
+    }
+    return changed;
   });
   let closed = false;
 
@@ -283,120 +413,121 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
         walletId,
         scheme: row.scheme,
         publicKey: row.public_key,
-        service: toSealedBlob(row.s_dek_iv, row.s_wrapped_key, row.s_iv, row.s_ciphertext),
-        user: toSealedBlob(row.u_dek_iv, row.u_wrapped_key, row.u_iv, row.u_ciphertext),
+        service: joinedShare(row, 's'),
+        user: joinedShare(row, 'u'),
       };
     },
 
     /** The sealed shares of a wallet (for signing workers; never unsealed here). */
     getShares(walletId: string): SealedShare[] {
-      return selectShares.all(walletId).map((row) => ({
-        kind: row.kind,
-        dekIv: row.dek_iv,
-        wrappedKey: row.wrapped_key,
-        iv: row.iv,
-        ciphertext: row.ciphertext,
-      }));
+      return selectShares.all(walletId).map((row) => ({ kind: row.kind, ...toSealedBlob(row) }));
     },
 
     /** The sealed ECIES key, if generated. */
     getEciesKey(): EciesKeyRecord | undefined {
       const row = selectSealedKey.get(ECIES_NAME);
       if (!row) return undefined;
-      return {
-        publicKey: row.public_key,
-        sealed: { dekIv: row.dek_iv, wrappedKey: row.wrapped_key, iv: row.iv, ciphertext: row.ciphertext },
-        generatedAt: row.created_at,
-      };
+      return { publicKey: row.public_key, sealed: toSealedBlob(row), generatedAt: row.created_at };
     },
 
     /** Stores the sealed ECIES key (once; a second call throws on the primary key). */
     insertEciesKey(record: EciesKeyRecord): void {
-      const { sealed } = record;
-      insertSealedKey.run(
-        ECIES_NAME,
-        record.publicKey,
-        sealed.dekIv,
-        sealed.wrappedKey,
-        sealed.iv,
-        sealed.ciphertext,
-        record.generatedAt,
-      );
+      insertSealedKey.run(ECIES_NAME, record.publicKey, ...sealedValues(record.sealed), record.generatedAt);
+    },
+
+    /** The id of the master key that seals new rows (meta), once the enclave has recorded it. */
+    getSealKeyId(): string | undefined {
+      return selectMeta.get(SEAL_KEY_META)?.value;
+    },
+
+    /** Records the id of the master key that seals new rows (fsynced when this returns). */
+    setSealKeyId(keyId: string): void {
+      upsertMeta.run(SEAL_KEY_META, keyId);
     },
 
     /** The sealed identity key, if generated. */
     getIdentityKey(): IdentityKeyRecord | undefined {
       const row = selectSealedKey.get(IDENTITY_NAME);
       if (!row) return undefined;
-      return {
-        publicKey: row.public_key,
-        sealed: { dekIv: row.dek_iv, wrappedKey: row.wrapped_key, iv: row.iv, ciphertext: row.ciphertext },
-        generatedAt: row.created_at,
-      };
+      return { publicKey: row.public_key, sealed: toSealedBlob(row), generatedAt: row.created_at };
     },
 
     /** Stores the sealed identity key (once; a second call throws on the primary key). */
     insertIdentityKey(record: IdentityKeyRecord): void {
-      const { sealed } = record;
-      insertSealedKey.run(
-        IDENTITY_NAME,
-        record.publicKey,
-        sealed.dekIv,
-        sealed.wrappedKey,
-        sealed.iv,
-        sealed.ciphertext,
-        record.generatedAt,
-      );
+      insertSealedKey.run(IDENTITY_NAME, record.publicKey, ...sealedValues(record.sealed), record.generatedAt);
     },
 
     /**
-     * Master-key rotation: re-wraps every data key (shares, ECIES and identity keys) from `oldKey` to `newKey` in one
-     * transaction; the sealed secrets themselves are untouched. All or nothing: if `oldKey` fails to open any
-     * record, nothing changes and this throws. Run it while no enclave process is using the store.
-     * Returns the number of records re-wrapped.
+     * Labels the rows of an earlier version (key id UNLABELED_KEY_ID) with the id of the master key that opens
+     * them, in one transaction. Returns the number of rows labeled.
      */
-    rewrapAll(oldKey: Uint8Array, newKey: Uint8Array): number {
-      const page = db.prepare<[string, string, number], ShareRow>(
-        'SELECT wallet_id, kind, dek_iv, wrapped_key, iv, ciphertext FROM shares ' +
-          'WHERE (wallet_id, kind) > (?, ?) ORDER BY wallet_id, kind LIMIT ?',
-      );
-      const updateShare = db.prepare<[Uint8Array, Uint8Array, string, string]>(
-        'UPDATE shares SET dek_iv = ?, wrapped_key = ? WHERE wallet_id = ? AND kind = ?',
-      );
-      const updateSealedKey = db.prepare<[Uint8Array, Uint8Array, string]>(
-        'UPDATE sealed_keys SET dek_iv = ?, wrapped_key = ? WHERE name = ?',
-      );
-      const run = db.transaction((): number => {
-        let count = 0;
-        let after: [string, string] = ['', ''];
-        for (;;) {
-          const rows = page.all(after[0], after[1], REWRAP_PAGE);
-          for (const row of rows) {
-            const scheme = selectKey.get(row.wallet_id)!.scheme;
-            const wrapped = rewrap(oldKey, newKey, shareContext(row.wallet_id, scheme, row.kind), {
-              dekIv: row.dek_iv,
-              wrappedKey: row.wrapped_key,
-            });
-            updateShare.run(wrapped.dekIv, wrapped.wrappedKey, row.wallet_id, row.kind);
-            count++;
-          }
-          if (rows.length < REWRAP_PAGE) break;
-          const last = rows[rows.length - 1]!;
-          after = [last.wallet_id, last.kind];
-        }
-        for (const [name, context] of [
-          [ECIES_NAME, ECIES_CONTEXT],
-          [IDENTITY_NAME, IDENTITY_CONTEXT],
-        ] as const) {
-          const row = selectSealedKey.get(name);
-          if (!row) continue;
-          const wrapped = rewrap(oldKey, newKey, context, { dekIv: row.dek_iv, wrappedKey: row.wrapped_key });
-          updateSealedKey.run(wrapped.dekIv, wrapped.wrappedKey, name);
-          count++;
-        }
-        return count;
-      });
-      return run.immediate();
+    labelUnlabeledRows(keyId: string): number {
+      return labelRows.immediate(keyId);
+    },
+
+    /**
+     * The distinct key ids of all sealed rows (UNLABELED_KEY_ID included when such rows exist). One index seek per
+     * distinct id, so this is cheap at every start whatever the number of rows.
+     */
+    keyIdsInUse(): string[] {
+      const ids = new Set<string>(sealedKeyIds.all().map((row) => row.key_id));
+      if (hasShareKeyId.get(UNLABELED_KEY_ID)!.found) ids.add(UNLABELED_KEY_ID);
+      for (let id = nextShareKeyId.get(UNLABELED_KEY_ID)!.key_id; id !== null; ) {
+        ids.add(id);
+        id = nextShareKeyId.get(id)!.key_id;
+      }
+      return [...ids].sort();
+    },
+
+    /** Sealed rows per key id (an index scan: for status reads, not for every request). */
+    countRowsByKeyId(): Record<string, number> {
+      const counts: Record<string, number> = {};
+      for (const row of [...countSharesByKeyId.all(), ...countSealedKeysByKeyId.all()]) {
+        counts[row.key_id] = (counts[row.key_id] ?? 0) + row.rows;
+      }
+      return counts;
+    },
+
+    /**
+     * Up to `limit` share rows not wrapped by `keyId`, in primary-key order after `after` (from the start when
+     * undefined), with their seal contexts; `next` is where the following page starts (undefined after the last).
+     */
+    rewrapPage(
+      keyId: string,
+      after: RewrapCursor | undefined,
+      limit: number,
+    ): { rows: RewrapRow[]; next: RewrapCursor | undefined } {
+      const rows = selectRewrapShares.all(after?.walletId ?? '', after?.kind ?? '', keyId, limit);
+      const last = rows[rows.length - 1];
+      return {
+        rows: rows.map((row) => ({
+          table: 'shares',
+          walletId: row.wallet_id,
+          kind: row.kind,
+          context: shareContext(row.wallet_id, row.scheme, row.kind),
+          wrapped: { keyId: row.key_id, wrapCipher: row.wrap_cipher, dekIv: row.dek_iv, wrappedKey: row.wrapped_key },
+        })),
+        next: rows.length === limit && last ? { walletId: last.wallet_id, kind: last.kind } : undefined,
+      };
+    },
+
+    /** The sealed-key rows (ECIES key and the like) not wrapped by `keyId`; `context` is undefined if unknown. */
+    sealedKeysNotUnder(keyId: string): RewrapRow[] {
+      return selectRewrapSealedKeys.all(keyId).map((row) => ({
+        table: 'sealed_keys',
+        name: row.name,
+        context: SEALED_KEY_CONTEXTS[row.name],
+        wrapped: { keyId: row.key_id, wrapCipher: row.wrap_cipher, dekIv: row.dek_iv, wrappedKey: row.wrapped_key },
+      }));
+    },
+
+    /**
+     * Replaces the wrap layer of rows in one transaction (fsynced when this returns): each row only if it still
+     * has the wrap layer it was read with, so a row changed since is left alone. The data layer is never touched.
+     * Returns the number of rows changed.
+     */
+    applyRewrap(updates: readonly RewrapUpdate[]): number {
+      return applyRewrapBatch.immediate(updates);
     },
 
     /** Closes the database. */
@@ -410,7 +541,7 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
 
 export type KeyStore = ReturnType<typeof createKeyStore>;
 
-/** Creates the schema on a new database and checks the version of an existing one. Idempotent. */
+/** Creates the schema on a new database and brings an existing one to SCHEMA_VERSION. Idempotent. */
 function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
@@ -419,7 +550,17 @@ function migrate(db: Database.Database): void {
     );
   }
   db.transaction(() => {
-    db.exec(SCHEMA_V1);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    // Read again inside the write transaction: another connection may have migrated meanwhile.
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current < 1) db.exec(SCHEMA_V1);
+    if (current < 2) db.exec(SCHEMA_V2);
+    if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
+}
+
+type SealedValues = [string, Cipher, Uint8Array, Uint8Array, Cipher, Uint8Array, Uint8Array];
+
+/** A sealed record's values in SHARE_COLUMNS order. */
+function sealedValues(blob: SealedBlob): SealedValues {
+  return [blob.keyId, blob.wrapCipher, blob.dekIv, blob.wrappedKey, blob.dataCipher, blob.iv, blob.ciphertext];
 }

@@ -9,8 +9,8 @@
  * commit in request order.
  */
 import { Piscina } from 'piscina';
-import type { InsertOutcome, NewKey, NewUserShare, UserShareOutcome, WriteOutcomes } from './key-store.ts';
-import type { KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
+import type { InsertOutcome, NewKey, NewUserShare, RewrapUpdate, UserShareOutcome } from './key-store.ts';
+import type { KeyWriterResults, KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
 
 /** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
 const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -42,8 +42,21 @@ export function createKeyWriter(options: { path: string }) {
   let scheduled: NodeJS.Immediate | undefined;
   let closing: Promise<void> | undefined;
 
-  function run(task: KeyWriterTask): Promise<WriteOutcomes> {
-    return pool.run(task) as Promise<WriteOutcomes>;
+  function run<T extends KeyWriterTask['type']>(
+    task: Extract<KeyWriterTask, { type: T }>,
+  ): Promise<KeyWriterResults[T]> {
+    return pool.run(task) as Promise<KeyWriterResults[T]>;
+  }
+
+  /**
+   * Runs a task other than the group commit on the writer thread (one task at a time there, so it commits
+   * between two batches), refused once closing.
+   */
+  function runOther<T extends KeyWriterTask['type']>(
+    task: Extract<KeyWriterTask, { type: T }>,
+  ): Promise<KeyWriterResults[T]> {
+    if (closing) return Promise.reject(new Error('the key writer is closed'));
+    return run(task);
   }
 
   function commitQueued(): void {
@@ -90,6 +103,21 @@ export function createKeyWriter(options: { path: string }) {
      */
     insertUserShare(share: NewUserShare): Promise<UserShareOutcome> {
       return enqueue(userShares, share);
+    },
+    /**
+     * Master-key rotation: replaces the wrap layer of a page of rows in one transaction (see key-store
+     * `applyRewrap`); resolves with the number of rows changed, once committed.
+     */
+    applyRewrap(updates: RewrapUpdate[]): Promise<number> {
+      return runOther({ type: 'rewrap', updates });
+    },
+    /** Records the id of the master key that seals new rows; resolves once committed. */
+    async setSealKeyId(keyId: string): Promise<void> {
+      await runOther({ type: 'setSealKeyId', keyId });
+    },
+    /** Sealed rows per key id, counted on the writer thread. */
+    countRowsByKeyId(): Promise<Record<string, number>> {
+      return runOther({ type: 'countRowsByKeyId' });
     },
     /**
      * Commits what is queued, closes the writer's connection and stops its thread. Gives up waiting after

@@ -4,7 +4,17 @@
  */
 import { randomFillSync, timingSafeEqual } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
-import { ECIES_CONTEXT, type SealedBlob, type SealedShare, seal, shareContext, unseal } from './envelope.ts';
+import {
+  ECIES_CONTEXT,
+  findOpeningKey,
+  type MasterKeys,
+  type SealedBlob,
+  type SealedShare,
+  seal,
+  shareContext,
+  UNLABELED_KEY_ID,
+  unseal,
+} from './envelope.ts';
 import type { Custody, Scheme } from './protocol.ts';
 import { derivePublicKey, encodeUserShare, SECRET_BYTES, xor } from './shares.ts';
 
@@ -38,7 +48,7 @@ function createSecret(scheme: Scheme): { secret: Uint8Array; publicKey: Uint8Arr
  * shares reproduce the public key; otherwise this throws and nothing is stored.
  */
 export function generateWalletKey(
-  masterKey: Uint8Array,
+  masterKey: MasterKeys,
   walletId: string,
   scheme: Scheme,
   custody: Custody = 'managed',
@@ -81,7 +91,7 @@ export interface GeneratedEciesKey {
 }
 
 /** Generates the enclave's P-256 ECIES key pair and seals the private key. */
-export function generateEciesKey(masterKey: Uint8Array): GeneratedEciesKey {
+export function generateEciesKey(masterKey: MasterKeys): GeneratedEciesKey {
   const secretKey = p256.utils.randomSecretKey();
   try {
     const publicKey = p256.getPublicKey(secretKey, false);
@@ -97,7 +107,7 @@ export function generateEciesKey(masterKey: Uint8Array): GeneratedEciesKey {
  * True when `masterKey` opens the sealed ECIES private key and it matches `publicKey`. At start this proves the
  * master key is the one the store was sealed with.
  */
-export function checkEciesKey(masterKey: Uint8Array, record: GeneratedEciesKey): boolean {
+export function checkEciesKey(masterKey: MasterKeys, record: GeneratedEciesKey): boolean {
   let secretKey: Uint8Array | undefined;
   try {
     secretKey = unseal(masterKey, ECIES_CONTEXT, record.sealed);
@@ -107,4 +117,14 @@ export function checkEciesKey(masterKey: Uint8Array, record: GeneratedEciesKey):
   } finally {
     secretKey?.fill(0);
   }
+}
+
+/**
+ * The id of the held master key that opens the ECIES key and matches its public key: the record's own key id, or
+ * for a record of an earlier version (unlabeled), whichever held key opens it. Undefined when none does.
+ */
+export function eciesKeyId(masterKey: MasterKeys, record: GeneratedEciesKey): string | undefined {
+  if (!checkEciesKey(masterKey, record)) return undefined;
+  if (record.sealed.keyId !== UNLABELED_KEY_ID) return record.sealed.keyId;
+  return findOpeningKey(masterKey, ECIES_CONTEXT, record.sealed);
 }

@@ -101,6 +101,37 @@ export interface EnclaveOps {
     params: Record<string, never>;
     result: { publicKeyPem: string; keyFingerprint: string; generatedAt: string };
   };
+  /**
+   * Where the master keys stand (enclave/key-rotation.ts). Keys are named by id (a keyed hash, never the key).
+   * `state`: `idle`, `prepared` (a next key is held, not confirmed), `rotating` (rows are being re-wrapped; the
+   * enclave serves throughout), `rotated` (every row is under the sealing key; the operator promotes it).
+   * `rowsByKeyId` counts sealed rows per wrapping key; `error` says why a rotation stopped; `action` is the
+   * operator's next step.
+   */
+  masterKeyStatus: {
+    params: Record<string, never>;
+    result: {
+      state: 'idle' | 'prepared' | 'rotating' | 'rotated';
+      masterKeyId: string;
+      nextKeyId?: string;
+      sealingKeyId: string;
+      rowsByKeyId: Record<string, number>;
+      /** When `rowsByKeyId` was counted (an index scan: reused for a few seconds, recounted after a change). */
+      rowsCountedAt: string;
+      error?: string;
+      action: string;
+    };
+  };
+  /**
+   * Master-key rotation. Without `confirmKeyId`: prepares it (a file master key gets `master.key.next`, created by
+   * the enclave; a key given from outside needs ENCLAVE_MASTER_KEY_NEXT at start) and answers the status with
+   * `nextKeyId`. With `confirmKeyId` (that id): starts, or resumes, re-wrapping every row under it, and answers at
+   * once. Errors: NEXT_KEY_MISSING, NEXT_KEY_MISMATCH.
+   */
+  rotateMasterKey: {
+    params: { confirmKeyId?: string };
+    result: EnclaveOps['masterKeyStatus']['result'];
+  };
 }
 
 export type EnclaveOp = keyof EnclaveOps;
@@ -131,6 +162,8 @@ export type EnclaveReply =
  * - WRONG_WALLET: the payload decrypts but holds no share for this wallet id (a payload for another wallet).
  * - ALREADY_MIGRATED: the wallet's user share is already in the enclave (migrated before, or a managed wallet).
  * - HELLO_REQUIRED: the first frame on a connection was not `hello` (answered, then the connection closes).
+ * - NEXT_KEY_MISSING: rotateMasterKey, but the master key is given from outside and no next key was given.
+ * - NEXT_KEY_MISMATCH: rotateMasterKey's `confirmKeyId` is not the id of the prepared (or rotating-to) key.
  * - INTERNAL: anything else; the message is generic and the cause stays in the enclave's log.
  */
 export type EnclaveErrorCode =
@@ -146,4 +179,6 @@ export type EnclaveErrorCode =
   | 'WRONG_WALLET'
   | 'ALREADY_MIGRATED'
   | 'HELLO_REQUIRED'
+  | 'NEXT_KEY_MISSING'
+  | 'NEXT_KEY_MISMATCH'
   | 'INTERNAL';

@@ -12,6 +12,7 @@ import { EnclaveRequestError } from './errors.ts';
 import { CHALLENGE_BYTES, helloMessage, NONCE_BYTES } from './identity.ts';
 import type { IdentityKey } from './identity-key.ts';
 import { createKeyCache } from './key-cache.ts';
+import type { KeyRotation } from './key-rotation.ts';
 import type { InsertOutcome, KeyRecord, KeyStore } from './key-store.ts';
 import type { KeyWriter } from './key-writer.ts';
 import {
@@ -117,6 +118,8 @@ export function createRequestHandler(deps: {
   eciesPublicKey: EciesPublicKey;
   identity: Pick<IdentityKey, 'publicKey' | 'sealed'>;
   log: (line: string) => void;
+  /** Master-key rotation (masterKeyStatus, rotateMasterKey); bound here to the key cache and writes under way. */
+  rotation: Pick<KeyRotation, 'bind' | 'status' | 'rotate'>;
   /** Wallets whose sealed signing rows stay cached on this thread (see key-cache.ts). */
   keyCacheSize?: number;
 }) {
@@ -127,6 +130,14 @@ export function createRequestHandler(deps: {
   const generating = new Map<string, Promise<InsertOutcome>>();
   /** Migrations under way, by wallet id: a second one waits for the first, then runs (or finds it migrated). */
   const migrating = new Map<string, Promise<unknown>>();
+  deps.rotation.bind({
+    invalidate: (walletIds) => {
+      for (const walletId of walletIds) keys.invalidate(walletId);
+    },
+    settle: async () => {
+      await Promise.allSettled([...generating.values(), ...migrating.values()]);
+    },
+  });
 
   async function generateKey(walletId: string, scheme: Scheme, custody: Custody): Promise<GenerateResult> {
     const pending = generating.get(walletId);
@@ -272,6 +283,18 @@ export function createRequestHandler(deps: {
         }
         case 'migrateShare':
           return answer(request, migrateShare(parseMigrateParams(params)));
+        case 'masterKeyStatus':
+          return answer(request, deps.rotation.status());
+        case 'rotateMasterKey': {
+          const { confirmKeyId } = params;
+          if (
+            confirmKeyId !== undefined &&
+            (typeof confirmKeyId !== 'string' || !/^[0-9a-f]{16}$/.test(confirmKeyId))
+          ) {
+            throw badRequest('confirmKeyId must be a master key id: 16 lowercase hex characters');
+          }
+          return answer(request, deps.rotation.rotate(confirmKeyId === undefined ? {} : { confirmKeyId }));
+        }
         default:
           throw new EnclaveRequestError('UNKNOWN_OP', `unknown op ${JSON.stringify(String(request.op)).slice(0, 80)}`);
       }

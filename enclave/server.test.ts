@@ -6,8 +6,9 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openRawSocket } from '../test/helpers/enclave-raw-socket.ts';
 import { createEnclaveClient, type EnclaveClient, EnclaveClientError } from './client.ts';
-import { WrongMasterKeyError } from './ecies-key.ts';
+import { masterKeyId, XCHACHA20_POLY1305 } from './envelope.ts';
 import { encodeFrame } from './framing.ts';
+import { MasterKeyError } from './master-key.ts';
 import { MAX_FRAME_BYTES } from './protocol.ts';
 import { createRequestHandler } from './request-handler.ts';
 import { type RunningEnclave, startEnclave } from './server.ts';
@@ -227,9 +228,22 @@ describe('request handler', () => {
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
       identity: {
         publicKey: new Uint8Array(32),
-        sealed: { dekIv: empty, wrappedKey: empty, iv: empty, ciphertext: empty },
+        sealed: {
+          keyId: 'unused',
+          wrapCipher: XCHACHA20_POLY1305,
+          dataCipher: XCHACHA20_POLY1305,
+          dekIv: empty,
+          wrappedKey: empty,
+          iv: empty,
+          ciphertext: empty,
+        },
       },
       log: (line) => lines.push(line),
+      rotation: {
+        bind: () => undefined,
+        status: () => Promise.reject(new Error('unused')),
+        rotate: () => Promise.reject(new Error('unused')),
+      },
     });
     const reply = await handler.handle({ id: 9, op: 'generateKey', params: { walletId: 'w', scheme: 'DKLS' } });
     assert.deepEqual(reply, { id: 9, ok: false, error: { code: 'INTERNAL', message: 'internal enclave error' } });
@@ -289,9 +303,13 @@ describe('enclave restart (in-process)', () => {
       await first.close();
       assert.equal(existsSync(first.socketPath), false, 'the socket is removed on close');
 
+      const wrongKey = new Uint8Array(randomBytes(32));
       await assert.rejects(
-        startEnclave({ dataDir: dir, masterKey: new Uint8Array(randomBytes(32)), log: () => undefined }),
-        WrongMasterKeyError,
+        startEnclave({ dataDir: dir, masterKey: wrongKey, log: () => undefined }),
+        (error: unknown) =>
+          error instanceof MasterKeyError &&
+          error.message.includes(masterKeyId(key)) &&
+          error.message.includes(masterKeyId(wrongKey)),
       );
 
       const second = await startEnclave({ dataDir: dir, masterKey: key, log: () => undefined });

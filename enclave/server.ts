@@ -14,10 +14,12 @@ import {
 } from './connection.ts';
 import { createCryptoPool } from './crypto-pool.ts';
 import { ensureEciesKey } from './ecies-key.ts';
+import { createKeyRing } from './envelope.ts';
 import { ensureIdentityKey } from './identity-key.ts';
+import { checkHeldKeys, createKeyRotation, type KeyRotation } from './key-rotation.ts';
 import { createKeyStore } from './key-store.ts';
 import { createKeyWriter, type KeyWriter } from './key-writer.ts';
-import { loadMasterKey } from './master-key.ts';
+import { loadStartKeys } from './next-master-key.ts';
 import { assertPrivateFile, octalMode } from './private-file.ts';
 import { createRequestHandler } from './request-handler.ts';
 import { defaultSocketPath } from './socket-path.ts';
@@ -34,6 +36,8 @@ export interface StartEnclaveOptions {
   socketPath?: string;
   /** 32 bytes. When absent: `ENCLAVE_MASTER_KEY` from `env`, else `<dataDir>/enclave/master.key`. */
   masterKey?: Uint8Array;
+  /** With `masterKey`: the next key of a master-key rotation (else ENCLAVE_MASTER_KEY_NEXT / master.key.next). */
+  nextMasterKey?: Uint8Array;
   /** Environment to read `ENCLAVE_MASTER_KEY` from (default `process.env`). */
   env?: Record<string, string | undefined>;
   /** Worker threads (default: `os.availableParallelism()`). */
@@ -128,16 +132,24 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
   for (const suffix of ['', '-wal', '-shm']) assertPrivateFile(dbPath + suffix, 'the sealed key store');
   ensureSocketDir(dirname(socketPath), log);
 
-  const masterKey =
-    options.masterKey ??
-    loadMasterKey({ env: options.env ?? process.env, enclaveDir, keyStoreExists: existsSync(dbPath), log }).key;
-  if (masterKey.length !== 32) throw new Error('master key must be 32 bytes');
+  const keys = loadStartKeys({
+    env: options.env ?? process.env,
+    enclaveDir,
+    keyStoreExists: existsSync(dbPath),
+    log,
+    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
+    ...(options.nextMasterKey ? { nextMasterKey: options.nextMasterKey } : {}),
+  });
 
   const store = createKeyStore({ path: dbPath });
   let pool: ReturnType<typeof createCryptoPool> | undefined;
   let writer: KeyWriter | undefined;
+  let rotation: KeyRotation | undefined;
   try {
-    pool = createCryptoPool({ masterKey, ...(options.threads ? { threads: options.threads } : {}) });
+    // Every key wrapping a row must be held before anything is opened: a clear error naming the key ids.
+    const sealWith = checkHeldKeys(store, keys, enclaveDir);
+    const ring = createKeyRing(keys.next ? [keys.master.key, keys.next.key] : [keys.master.key], sealWith);
+    pool = createCryptoPool({ masterKey: ring, ...(options.threads ? { threads: options.threads } : {}) });
     const eciesPublicKey = await ensureEciesKey({ store, crypto: pool });
     const identity = await ensureIdentityKey({ store, crypto: pool });
     // Every start, so the operator can compare it with what the API pinned (`npm run admin -- enclave-identity`).
@@ -146,7 +158,9 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
         (identity.created ? ' (generated now)' : ` (generated ${identity.generatedAt})`),
     );
     writer = createKeyWriter({ path: dbPath });
-    const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, identity, log });
+    rotation = createKeyRotation({ store, writer, crypto: pool, keys, enclaveDir, log });
+    const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, identity, log, rotation });
+    await rotation.open();
     const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
 
     if (existsSync(socketPath)) {
@@ -190,6 +204,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
 
     const runningPool = pool;
     const runningWriter = writer;
+    const runningRotation = rotation;
     let closing: Promise<void> | undefined;
     return {
       socketPath,
@@ -214,6 +229,8 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
           }
           for (const socket of connections.keys()) socket.destroy();
           await serverClosed;
+          // A rotation stops after its page under way; the next start resumes it.
+          await runningRotation.close();
           await runningPool.destroy();
           await runningWriter.close();
           store.close();
@@ -223,6 +240,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
       },
     };
   } catch (error) {
+    await rotation?.close().catch(() => undefined);
     await pool?.destroy().catch(() => undefined);
     await writer?.close().catch(() => undefined);
     store.close();

@@ -5,7 +5,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { eciesDecrypt, parseEciesEnvelope } from './ecies.ts';
-import { ECIES_CONTEXT, type SealedBlob, seal, shareContext, unseal } from './envelope.ts';
+import { ECIES_CONTEXT, type MasterKeys, type SealedBlob, seal, shareContext, unseal } from './envelope.ts';
 import { EnclaveRequestError, invalidPayload } from './errors.ts';
 import type { Scheme } from './protocol.ts';
 import { derivePublicKey, SECRET_BYTES, xor } from './shares.ts';
@@ -55,14 +55,19 @@ export function findSigner(plaintext: Uint8Array, walletId: string, scheme: Sche
   }
   const signer = typeof entry.signer === 'string' ? SIGNER_HEX.exec(entry.signer) : null;
   if (!signer) throw invalidPayload("the share's signer must be 32 bytes as 64 hex characters (optional 0x)");
-  return Uint8Array.from(Buffer.from(signer[1]!, 'hex'));
+  // Decoded straight into an array of its own: Buffer.from(hex) would leave a copy of the share in Node's shared
+  // 8 KB pool, which nothing wipes (Buffer.alloc is never pooled). The caller wipes the result. The hex string and
+  // the decrypted JSON text remain until collected: strings cannot be wiped.
+  const share = Buffer.alloc(SECRET_BYTES);
+  share.write(signer[1]!, 'hex');
+  return share;
 }
 
 /**
  * Runs one migration and returns the user share sealed for (walletId, scheme, 'user'), exactly as key generation
  * seals it. Throws INVALID_PAYLOAD / WRONG_WALLET for a payload that cannot be used; every plaintext is wiped.
  */
-export function migrateUserShare(masterKey: Uint8Array, item: MigrateItem): SealedBlob {
+export function migrateUserShare(masterKey: MasterKeys, item: MigrateItem): SealedBlob {
   const envelope = parseEciesEnvelope(item.encryptedPayload, item.keyFingerprint);
   const wipe: Uint8Array[] = [];
   try {

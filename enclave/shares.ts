@@ -2,7 +2,7 @@
  * The 2-of-2 XOR split of a wallet key and what is derived from a combined key, for crypto workers only: every
  * function here either handles plaintext key material (which the caller wipes) or produces public data.
  */
-import { type SealedBlob, shareContext, unseal } from './envelope.ts';
+import { type MasterKeys, type SealedBlob, shareContext, unseal } from './envelope.ts';
 import { secp256k1, sodium } from './native-crypto.ts';
 import type { Scheme, UserShareSegment } from './protocol.ts';
 
@@ -21,7 +21,7 @@ export function xor(a: Uint8Array, b: Uint8Array): Uint8Array {
  * The opened shares are wiped here; the caller wipes the returned secret.
  */
 export function openSecret(
-  masterKey: Uint8Array,
+  masterKey: MasterKeys,
   walletId: string,
   scheme: Scheme,
   service: SealedBlob,
@@ -64,7 +64,10 @@ export function derivePublicKey(scheme: Scheme, secret: Uint8Array): Uint8Array 
  * enclave emits one segment; readers split on `USER_SHARE_SEPARATOR` and take the segment whose `id` is theirs).
  */
 export function encodeUserShare(walletId: string, scheme: Scheme, userShare: Uint8Array): string {
-  const segment: UserShareSegment = { id: walletId, scheme, signer: Buffer.from(userShare).toString('hex') };
+  // A view, not Buffer.from(userShare): that would copy the share into Node's shared 8 KB pool, where nothing
+  // wipes it. The hex string and the JSON built from it cannot be wiped either (strings are immutable).
+  const view = Buffer.from(userShare.buffer, userShare.byteOffset, userShare.length);
+  const segment: UserShareSegment = { id: walletId, scheme, signer: view.toString('hex') };
   // Standard base64 never contains USER_SHARE_SEPARATOR ('-'), so one segment is a whole share string.
   return Buffer.from(JSON.stringify(segment), 'utf8').toString('base64');
 }

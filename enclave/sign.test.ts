@@ -183,6 +183,11 @@ describe('sign verb: a signature that fails its check is never answered', () => 
         eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },
         identity: await pool.generateIdentityKey(),
         log: (line) => lines.push(line),
+        rotation: {
+          bind: () => undefined,
+          status: () => Promise.reject(new Error('unused')),
+          rotate: () => Promise.reject(new Error('unused')),
+        },
       });
       const reply = await handler.handle({
         id: 3,

@@ -6,7 +6,7 @@
  * secp256k1 runs on native libsecp256k1, Ed25519 on libsodium (native-crypto.ts has the measured reasons).
  */
 import { verifyEd25519 } from '../chains/verify-ed25519.ts';
-import { unpackSealed } from './envelope.ts';
+import { type MasterKeys, unpackSealed } from './envelope.ts';
 import { secp256k1, sodium } from './native-crypto.ts';
 import type { EnclaveOps, Scheme } from './protocol.ts';
 import { openSecret } from './shares.ts';
@@ -113,7 +113,7 @@ export function signEd25519(seed: Uint8Array, message: Uint8Array, publicKey: Ui
 }
 
 /** Opens the item's shares, signs, verifies against the stored public key, wipes the secret. */
-export function signWithShares(masterKey: Uint8Array, item: SignItem): SignResult {
+export function signWithShares(masterKey: MasterKeys, item: SignItem): SignResult {
   const publicKey = Buffer.from(item.publicKey, 'hex');
   const [service, user, extra] = unpackSealed(item.shares);
   if (!service || !user || extra) throw new Error('a sign item must carry exactly two sealed shares');

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { snapshotChanges, snapshotDb } from './helpers/bad-input-db.ts';
@@ -829,6 +831,41 @@ describe('/admin/v1 routes', () => {
     // The target was never claimed: it still signs over REST.
     const signs = await svc.v1(partner.secret, 'POST', `/wallets/${claimTargetId}/sign-message`, { message: 'x' });
     assert.equal(signs.status, 200, JSON.stringify(signs.body));
+  });
+
+  test('POST /admin/v1/enclave/master-key/rotate: bad bodies prepare and rotate nothing', async (t) => {
+    // The control is the status read: a valid rotate body would prepare a next key in this shared data directory.
+    await control('GET', '/admin/v1/enclave/master-key', adminAuth());
+    const valid = { confirmKeyId: '0123456789abcdef' };
+    const fields: FieldSpec[] = [
+      {
+        name: 'confirmKeyId',
+        kind: 'enum',
+        required: false,
+        values: ['0123456789abcdef'],
+        bad: ['0123456789abcde', '0123456789abcdef0', '0123456789abcdeg', '0x23456789abcdef', 'master.key'],
+      },
+    ];
+    // The body is optional: an empty object and null ask to prepare, so they are not in this matrix.
+    const shapes = shapeVariants(valid).filter((v) => v.name !== 'empty object' && v.name !== 'JSON null');
+    const route = { method: 'POST', path: '/admin/v1/enclave/master-key/rotate', headers: adminAuth() };
+    const cases: BadCase[] = [
+      ...withBodies(route, parseLevelVariants(valid)),
+      ...withBodies(route, shapes),
+      ...withBodies(route, fieldVariants(valid, fields)),
+      // Well formed, but no rotation is prepared: refused without preparing one.
+      ...withBodies(route, [
+        {
+          name: 'confirmKeyId with nothing prepared',
+          body: JSON.stringify(valid),
+          status: 409,
+          code: 'NEXT_KEY_MISMATCH',
+        },
+      ]),
+    ];
+    await assertAllRefused(t, cases, 40);
+    assert.equal(existsSync(path.join(svc.dataDir, 'enclave', 'master.key.next')), false, 'no next key was created');
+    assert.equal((await svc.admin('GET', '/enclave/master-key')).body.state, 'idle');
   });
 
   test('POST /admin/v1/projects/{projectId}/pregenerated-wallets: bad bodies and ids create no wallet', async (t) => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { masterKeyId } from '../enclave/envelope.ts';
 import { createPartnerKey, freePort } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
@@ -195,6 +196,47 @@ describe('npm start: the supervisor on an empty data directory', () => {
     const docs = await fetch(`${url}/docs`, { redirect: 'follow' });
     assert.equal(docs.status, 200);
     assert.match(await docs.text(), /swagger/i);
+  });
+
+  test('the CLI rotates the master key: prepare, confirm and wait; the enclave promotes master.key.next', async () => {
+    const cli = async (...args: string[]) =>
+      (
+        await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
+          cwd: ROOT,
+          env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+        })
+      ).stdout;
+    const keyId = (file: string) =>
+      masterKeyId(
+        Uint8Array.from(Buffer.from(fs.readFileSync(path.join(dataDir, 'enclave', file), 'utf8').trim(), 'hex')),
+      );
+    const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const key = await createPartnerKey(url, admin, { plan: 'growth' });
+    const wallet = (await (
+      await fetch(`${url}/v1/wallets`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secretKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'EVM', userIdentifier: 'rotation', userIdentifierType: 'CUSTOM_ID' }),
+      })
+    ).json()) as { id: string };
+    const sign = () =>
+      fetch(`${url}/v1/wallets/${wallet.id}/sign-message`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secretKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'm' }),
+      });
+
+    const oldId = keyId('master.key');
+    assert.match(await cli('master-key-status'), new RegExp(`state +idle[\\s\\S]*master key +${oldId}`));
+    const prepared = JSON.parse(await cli('rotate-master-key', '--json'));
+    assert.equal(prepared.state, 'prepared');
+    assert.equal(prepared.nextKeyId, keyId('master.key.next'));
+    assert.match(log, new RegExp(`NEW MASTER KEY \\(id ${prepared.nextKeyId}\\)`));
+    const done = await cli('rotate-master-key', '--confirm', prepared.nextKeyId);
+    assert.match(done, new RegExp(`state +idle[\\s\\S]*master key +${prepared.nextKeyId}`));
+    assert.equal(keyId('master.key'), prepared.nextKeyId);
+    assert.equal(fs.existsSync(path.join(dataDir, 'enclave', 'master.key.next')), false);
+    assert.equal((await sign()).status, 200);
   });
 
   test('a killed enclave is restarted by the supervisor; meanwhile creates answer 503 and readiness fails', async () => {

@@ -78,3 +78,40 @@ export const PregeneratedWallet = Type.Object({
       "The wallet's user share, shown once and kept nowhere: base64 JSON segments joined by '-'; the segment whose id is the wallet id carries signer.",
   }),
 });
+
+const KEY_ID = Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A master key id: 16 hex characters.' });
+
+export const RotateMasterKeyBody = Type.Union(
+  [
+    Type.Object(
+      {
+        confirmKeyId: Type.Optional({
+          ...KEY_ID,
+          description:
+            'The nextKeyId of the prepared rotation: starts (or resumes) re-wrapping every record under it. Absent: prepare only.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'Optional body.' },
+);
+
+export const MasterKeyStatus = Type.Object({
+  state: StringEnum(['idle', 'prepared', 'rotating', 'rotated'], {
+    description:
+      'idle: every record under the master key. prepared: a next key is held, not yet confirmed. rotating: records are being re-wrapped (the enclave keeps serving). rotated: every record is under the new key; promote it (see action).',
+  }),
+  masterKeyId: { ...KEY_ID, description: 'The key the enclave was started with (ENCLAVE_MASTER_KEY or master.key).' },
+  nextKeyId: Type.Optional({ ...KEY_ID, description: 'The next key the enclave holds.' }),
+  sealingKeyId: { ...KEY_ID, description: 'The key new records are sealed with (the rotation target).' },
+  rowsByKeyId: Type.Record(Type.String(), Type.Integer(), { description: 'Sealed records per wrapping key id.' }),
+  rowsCountedAt: Type.String({
+    format: 'date-time',
+    description:
+      'When rowsByKeyId was counted: a count is reused for a few seconds, and redone after a change of state.',
+  }),
+  error: Type.Optional(Type.String({ description: 'Why the rotation stopped, if it did.' })),
+  action: Type.String({ description: "The operator's next step." }),
+});

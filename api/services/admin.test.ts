@@ -44,10 +44,16 @@ function codeOf(fn: () => unknown): string {
   }
 }
 
+/** The master-key verbs are not exercised here. */
+const unusedEnclave = {
+  masterKeyStatus: () => Promise.reject(new Error('unused')),
+  rotateMasterKey: () => Promise.reject(new Error('unused')),
+};
+
 describe('admin changes clear the auth cache even when the sync after COMMIT fails', () => {
   async function partner() {
     const authenticator = createAuthenticator(store);
-    const admin = createAdminService({ store, authenticator });
+    const admin = createAdminService({ store, authenticator, enclave: unusedEnclave });
     const project = await admin.createProject({ name: 'p', plan: 'growth' });
     const key = await admin.createApiKey(project.id, 'production');
     // Authenticated once: the key is now in the authenticator's cache.

@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import type { EnclaveClient } from '../../enclave/client.ts';
 import type { Store } from '../../store/index.ts';
 import type { Plan } from '../../store/projects-repo.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import { type Authenticator, hashSecret, PLAN_LIMITS } from '../plugins/auth.ts';
+import { createMasterKeyService } from './master-key.ts';
 
 export type Environment = 'development' | 'production';
 
@@ -50,10 +52,11 @@ export function normalizeCidr(entry: string): string {
   return `${network.toString()}/${bits}`;
 }
 
-/** The operator's verbs (admin API and CLI): projects, API keys, rotation, IP allowlists. */
+/** The operator's verbs (admin API and CLI): projects, API keys, rotation, IP allowlists, the master key. */
 export function createAdminService(deps: {
   store: Pick<Store, 'projects' | 'apiKeys' | 'writer'>;
   authenticator: Pick<Authenticator, 'invalidate'>;
+  enclave: Pick<EnclaveClient, 'masterKeyStatus' | 'rotateMasterKey'>;
   now?: () => number;
 }) {
   const { store } = deps;
@@ -73,6 +76,9 @@ export function createAdminService(deps: {
   const iso = () => new Date(now()).toISOString();
 
   return {
+    /** The enclave's master key: status and rotation. */
+    masterKey: createMasterKeyService({ enclave: deps.enclave }),
+
     async createProject(body: { name: string; plan?: Plan; rateLimitPerMinute?: number }) {
       const plan = body.plan ?? 'free';
       const fixed = PLAN_LIMITS[plan];

@@ -9,10 +9,12 @@ import {
   IpAllowlist,
   IpAllowlistBody,
   KeyIdParams,
+  MasterKeyStatus,
   PregeneratedWallet,
   Project,
   ProjectIdParams,
   RotatedKey,
+  RotateMasterKeyBody,
 } from '../../schemas/admin.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
@@ -135,6 +137,37 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       admin.assertProject(req.params.projectId);
       const created = await wallets.createPregenerated(req.params.projectId, req.body);
       return reply.code(201).header('cache-control', 'no-store').send(created);
+    },
+  );
+
+  app.get(
+    '/enclave/master-key',
+    {
+      schema: {
+        ...common,
+        summary: "The enclave's master key: rotation state, key ids, sealed records per key id",
+        response: { 200: MasterKeyStatus, ...errorResponses(...ADMIN_ERRORS, 503) },
+      },
+    },
+    async () => admin.masterKey.status(),
+  );
+
+  app.post(
+    '/enclave/master-key/rotate',
+    {
+      schema: {
+        ...common,
+        summary: 'Rotate the master key: prepare (no body), then confirm with the next key id',
+        description:
+          'Without confirmKeyId (200): the enclave prepares the next key (a file master key gets master.key.next, created by the enclave; a key given from outside needs ENCLAVE_MASTER_KEY_NEXT) and answers its id: back it up, then confirm. With confirmKeyId (202): every record is re-wrapped under that key in the background while the enclave keeps serving; poll GET /admin/v1/enclave/master-key. 409 NEXT_KEY_MISSING or NEXT_KEY_MISMATCH.',
+        body: RotateMasterKeyBody,
+        response: { 200: MasterKeyStatus, 202: MasterKeyStatus, ...errorResponses(...ADMIN_ERRORS, 409, 503) },
+      },
+    },
+    async (req, reply) => {
+      const confirmKeyId = req.body?.confirmKeyId;
+      const status = await admin.masterKey.rotate(confirmKeyId);
+      return reply.code(confirmKeyId === undefined ? 200 : 202).send(status);
     },
   );
 };
