@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import * as sodium from 'sodium-native';
 import { KEY_BYTES, masterKeyId } from './envelope.ts';
 import { type LoadedMasterKey, loadMasterKey, MASTER_KEY_ENV, MasterKeyError, masterKeyPath } from './master-key.ts';
+import { readSecret } from './secret-source.ts';
 
 export const MASTER_KEY_NEXT_ENV = 'ENCLAVE_MASTER_KEY_NEXT';
 
@@ -133,7 +134,9 @@ export function loadStartKeys(options: {
   const master: HeldKey = { key: loaded.key, id: masterKeyId(loaded.key), source: loaded.source };
 
   const nextPath = nextMasterKeyPath(enclaveDir);
-  const fromEnv = env[MASTER_KEY_NEXT_ENV];
+  // Like the master key: the variable, a descriptor (ENCLAVE_MASTER_KEY_NEXT_FD, the supervisor's way) or the
+  // systemd credential `enclave-master-key-next`; read once and removed from this process's environment.
+  const fromEnv = readSecret(MASTER_KEY_NEXT_ENV, { env })?.value;
   let next: HeldKey | undefined;
   if (options.nextMasterKey) {
     next = { key: options.nextMasterKey, id: masterKeyId(options.nextMasterKey), source: 'option' };
@@ -161,8 +164,6 @@ export function loadStartKeys(options: {
       next = { key, id: masterKeyId(key), source: 'env' };
     }
   }
-  // Out of this process's environment once read, as for the master key: nothing started later inherits it.
-  delete env[MASTER_KEY_NEXT_ENV];
   if (next && next.id === master.id) next = undefined;
   return next ? { master, next } : { master };
 }
