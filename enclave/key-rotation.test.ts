@@ -91,7 +91,11 @@ describe('master-key rotation (in-process enclave)', () => {
       const prepared = await first.client.masterKeyStatus();
       assert.equal(prepared.state, 'prepared');
       assert.deepEqual([prepared.masterKeyId, prepared.nextKeyId, prepared.sealingKeyId], [oldId, newId, oldId]);
-      assert.deepEqual(prepared.rowsByKeyId, { [oldId]: 12 * 2 + 1 }, 'every row labeled with the key that opens it');
+      assert.deepEqual(
+        prepared.rowsByKeyId,
+        { [oldId]: 12 * 2 + 2 },
+        'every row labeled with the key that opens it (shares, ECIES and identity keys)',
+      );
       assert.match(prepared.action, new RegExp(`--confirm ${newId}`));
       for (const wallet of wallets) await signAndVerify(first.client, wallet);
 
@@ -106,7 +110,7 @@ describe('master-key rotation (in-process enclave)', () => {
       const done = await waitWhileRotating(first.client);
       // The keys came as options (from outside): the operator promotes the new one.
       assert.equal(done.state, 'rotated');
-      assert.deepEqual(done.rowsByKeyId, { [newId]: 25 });
+      assert.deepEqual(done.rowsByKeyId, { [newId]: 12 * 2 + 2 });
       assert.match(done.action, /set ENCLAVE_MASTER_KEY to the value of ENCLAVE_MASTER_KEY_NEXT/);
       for (const wallet of wallets) await signAndVerify(first.client, wallet);
       const fresh = await first.client.generateKey({ walletId: 'after-rotation', scheme: 'ED25519' });
@@ -175,7 +179,7 @@ describe('master-key rotation (in-process enclave)', () => {
       rotating = false;
       await Promise.all(signers);
       assert.equal(done.error, undefined);
-      assert.deepEqual(done.rowsByKeyId, { [masterKeyId(newKey)]: 600 * 2 + 1 });
+      assert.deepEqual(done.rowsByKeyId, { [masterKeyId(newKey)]: 600 * 2 + 2 });
       assert.ok(signedDuringRotation > 0);
       await Promise.all(wallets.map((wallet) => signAndVerify(client, wallet)));
     } finally {

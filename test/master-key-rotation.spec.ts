@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { createEnclaveClient, type EnclaveClient } from '../enclave/client.ts';
 import type { Cipher } from '../enclave/envelope.ts';
 import { createKeyRing, masterKeyId, type SealedBlob, shareContext, unseal } from '../enclave/envelope.ts';
+import { SEALED_KEY_CONTEXTS } from '../enclave/key-store.ts';
 import type { EnclaveOps, Scheme } from '../enclave/protocol.ts';
 import { type EnclaveProcess, spawnEnclave } from './helpers/enclave-process.ts';
 import { signAndVerify } from './helpers/enclave-signing.ts';
@@ -98,7 +99,7 @@ function checkEveryRowOpens(dataDir: string, keys: Uint8Array[]): Record<string,
       const context =
         row.name === null
           ? shareContext(row.wallet_id!, row.scheme!, row.kind as 'service' | 'user')
-          : ({ type: 'ecies', curve: 'P-256' } as const);
+          : SEALED_KEY_CONTEXTS[row.name]!;
       unseal(ring, context, sealed).fill(0);
       counts[row.key_id] = (counts[row.key_id] ?? 0) + 1;
     }
@@ -194,7 +195,7 @@ describe('rotating a file master key, with SIGKILLs mid-rotation', () => {
     // A concurrent signer meanwhile: the enclave serves while it finishes.
     const done = await Promise.all([waitWhileRotating(client), signAndVerify(client, wallets[1]!)]).then(([s]) => s);
     assert.deepEqual([done.state, done.error, done.masterKeyId, done.sealingKeyId], ['idle', undefined, newId, newId]);
-    assert.deepEqual(done.rowsByKeyId, { [newId]: total + 1 });
+    assert.deepEqual(done.rowsByKeyId, { [newId]: total + 2 }, 'the shares, the ECIES key and the identity key');
     assert.equal(existsSync(nextPath), false, 'master.key.next was renamed over master.key');
     assert.equal(masterKeyId(readKeyFile(keyPath)), newId);
     assert.equal(statSync(keyPath).mode & 0o777, 0o600);
@@ -248,7 +249,7 @@ describe('rotating a master key given from outside (ENCLAVE_MASTER_KEY, ENCLAVE_
     await client.rotateMasterKey({ confirmKeyId: newId });
     const rotated = await waitWhileRotating(client);
     assert.equal(rotated.state, 'rotated');
-    assert.deepEqual(rotated.rowsByKeyId, { [newId]: 81 });
+    assert.deepEqual(rotated.rowsByKeyId, { [newId]: 82 });
     assert.match(rotated.action, /set ENCLAVE_MASTER_KEY to the value of ENCLAVE_MASTER_KEY_NEXT/);
     for (const wallet of wallets) await signAndVerify(client, wallet);
     await client.close();
@@ -283,7 +284,11 @@ describe('rotating a master key given from outside (ENCLAVE_MASTER_KEY, ENCLAVE_
     } finally {
       rmSync(fileDir, { recursive: true, force: true });
     }
-    // The outside-key store of the test above, with a stray master.key.next beside it.
+    // The outside-key store of the test above (its enclave stopped), with a stray master.key.next beside it.
+    await client?.close();
+    await enclave?.stop();
+    client = undefined;
+    enclave = undefined;
     const stray = join(dataDir, 'enclave', 'master.key.next');
     writeFileSync(stray, `${newHex}\n`, { mode: 0o600 });
     try {

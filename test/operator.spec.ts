@@ -203,7 +203,13 @@ describe('npm start: the supervisor on an empty data directory', () => {
       (
         await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
           cwd: ROOT,
-          env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: '' },
+          env: {
+            ...process.env,
+            DATA_DIR: dataDir,
+            PORT: String(port),
+            ADMIN_PORT: String(adminPort),
+            ADMIN_TOKEN: '',
+          },
         })
       ).stdout;
     const keyId = (file: string) =>
@@ -211,7 +217,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
         Uint8Array.from(Buffer.from(fs.readFileSync(path.join(dataDir, 'enclave', file), 'utf8').trim(), 'hex')),
       );
     const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-    const key = await createPartnerKey(url, admin, { plan: 'growth' });
+    const key = await createPartnerKey(adminUrl, admin, { plan: 'growth' });
     const wallet = (await (
       await fetch(`${url}/v1/wallets`, {
         method: 'POST',

@@ -3,6 +3,7 @@
  * random nonces, no key id per row. For tests that check such stores still open and are migrated by a rotation.
  */
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
 import { gcm } from '@noble/ciphers/aes.js';
 import { p256 } from '@noble/curves/nist.js';
 import Database from 'better-sqlite3';
@@ -75,6 +76,8 @@ export interface LegacyWallet {
  * alternating DKLS and ED25519.
  */
 export function writeLegacyKeyStore(path: string, masterKey: Uint8Array, count: number): LegacyWallet[] {
+  // Created 0600, as the key store of that version created its file (a looser mode refuses the start).
+  closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
   try {
     db.pragma('journal_mode = WAL');
