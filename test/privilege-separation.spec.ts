@@ -54,11 +54,32 @@ before(() => {
   const outArgs = args.map((a) => (a.startsWith('--outdir=') ? `--outdir=${buildDir}` : a));
   assert.ok(outArgs.includes(`--outdir=${buildDir}`), pkg.scripts.build);
   execFileSync(path.join(ROOT, 'node_modules/.bin/esbuild'), outArgs, { cwd: ROOT, stdio: 'inherit' });
-  // What the bundles find beside them in the repository: ESM, the packages, the migrations.
+  // What the bundles find beside them in the repository: ESM, the packages, the migrations. Linked when the
+  // children's users can reach the repository; else (a checkout in a 0700 directory, as `mktemp -d` makes)
+  // hard-linked copies, so that the test does not loosen the modes of directories that are not its own.
   fs.writeFileSync(path.join(buildDir, 'package.json'), '{"type":"module"}\n');
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(buildDir, 'node_modules'));
-  fs.symlinkSync(path.join(ROOT, 'store'), path.join(buildDir, 'store'));
+  for (const part of ['node_modules', 'store']) {
+    const source = fs.realpathSync(path.join(ROOT, part));
+    const target = path.join(buildDir, part);
+    if (reachableByOthers(source)) fs.symlinkSync(source, target);
+    else {
+      try {
+        execFileSync('cp', ['-al', source, target]);
+      } catch {
+        fs.rmSync(target, { recursive: true, force: true });
+        execFileSync('cp', ['-a', source, target]);
+      }
+    }
+  }
 });
+
+/** True when every directory from the root down to `dir` lets other users through. */
+function reachableByOthers(dir: string): boolean {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) return false;
+    if (path.dirname(d) === d) return true;
+  }
+}
 
 function startSupervisor(env: Record<string, string>, as?: { uid: number; gid: number }): Supervisor {
   // The admin listener on a free port unless the test names one (8081 would collide with parallel runs).

@@ -3,12 +3,12 @@
  * (which refuse before changing anything). The preparation itself, as root, is in privilege-separation.spec.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DataDirError, prepareDataDir } from '../bin/supervisor/data-dir.ts';
 import { OsUserError, resolveOsUser } from '../bin/supervisor/os-user.ts';
-import { ROOT, tempDataDir } from './helpers/service.ts';
+import { tempDataDir } from './helpers/service.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -75,12 +75,16 @@ describe('preparing the data directory refuses what would break the separation',
     const closed = tempDataDir(); // 0700, this process's own
     dirs.push(closed);
     const dataDir = join(closed, 'data');
+    // Code both users can read, wherever the repository itself is checked out.
+    const codeDir = tempDataDir();
+    dirs.push(codeDir);
+    chmodSync(codeDir, 0o755);
     assert.throws(
       () =>
         prepareDataDir({
           dataDir,
           socketPath: join(dataDir, 'socket', 'enclave.sock'),
-          codeDir: ROOT,
+          codeDir,
           enclave: someone,
           api: other,
         }),
