@@ -174,8 +174,17 @@ interface StepOutcome {
   lags: number[];
 }
 
+/** A step's one mail failed: thrown out of the step's job so that the writer rolls the job back whole. */
+class StepFailure extends Error {
+  constructor(readonly error: unknown) {
+    super('the step failed');
+  }
+}
+
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_BACKOFF_MS = 30_000;
+/** How long before a wake time its actors are loaded. */
+const PREFETCH_MS = 100;
 const INBOX_RETENTION_MS = 7 * 24 * 3600_000;
 const PURGE_EVERY_MS = 3600_000;
 /** Built-in actions the host accepts from a transition: the rest would need a live XState runtime. */
@@ -240,6 +249,8 @@ export function createActorHost(opts: HostOptions) {
   let restoreMs: number | undefined;
   let timer: unknown;
   let timerFor: number | undefined;
+  /** Actors loaded ahead of their wake time (see arm). */
+  const prefetched = new Set<Entry>();
   let waking = false;
   let purgeTimer: unknown;
 
@@ -383,34 +394,39 @@ export function createActorHost(opts: HostOptions) {
         out.stale.push(mail);
         continue;
       }
-      const intents = new Map(out.intents);
-      const added = [...out.added];
-      const after = [...out.after];
-      try {
-        const next = store.nested(() => {
-          const [n, actions] = steppers.get(e.def)!.next(snap, mail.event);
-          if (n.status === 'error') throw (n as { error?: unknown }).error ?? new Error('the machine errored');
-          sortActions(e.def, e.id, nextStep, actions, intents, added, after);
-          if (mail.intentKey !== undefined) intents.delete(mail.intentKey);
+      // One mail alone needs no savepoint of its own: if it fails, the whole job is rolled back (StepFailure).
+      const alone = batch.length === 1;
+      const intents = alone ? out.intents : new Map(out.intents);
+      const added = alone ? out.added : [...out.added];
+      const after = alone ? out.after : [...out.after];
+      const apply = (): AnyMachineSnapshot => {
+        const [n, actions] = steppers.get(e.def)!.next(snap, mail.event);
+        if (n.status === 'error') throw (n as { error?: unknown }).error ?? new Error('the machine errored');
+        if (actions.length > 0) sortActions(e.def, e.id, nextStep, actions, intents, added, after);
+        if (mail.intentKey !== undefined) intents.delete(mail.intentKey);
+        if (intents.size > 0) {
           const active = activeInvokes(n);
           for (const [key, it] of intents) if (!active.has(it.invokeId)) intents.delete(key);
-          if (n !== snap) e.def.persist(e.id, n, snap);
-          if (mail.pendingSeq !== undefined) store.markApplied([mail.pendingSeq]);
-          else if (mail.eventId !== undefined) store.recordApplied(e.id, mail.eventId, at);
-          return n;
-        });
-        snap = next;
-        out.intents = intents;
-        out.added = added.filter((x) => intents.has(x.key));
-        out.after = after;
-        out.applied.push(mail);
-        if (mail.wakeAt !== undefined) {
-          wokeAt = mail.wakeAt;
-          out.lags.push(clock.now() - mail.wakeAt);
         }
+        if (n !== snap) e.def.persist(e.id, n, snap);
+        if (mail.pendingSeq !== undefined) store.markApplied([mail.pendingSeq]);
+        else if (mail.eventId !== undefined) store.recordApplied(e.id, mail.eventId, at);
+        return n;
+      };
+      try {
+        snap = alone ? apply() : store.nested(apply);
       } catch (error) {
+        if (alone) throw new StepFailure(error);
         out.failed = { index: i, error };
         break;
+      }
+      out.intents = intents;
+      out.added = added.length > 0 ? added.filter((x) => intents.has(x.key)) : added;
+      out.after = after;
+      out.applied.push(mail);
+      if (mail.wakeAt !== undefined) {
+        wokeAt = mail.wakeAt;
+        out.lags.push(clock.now() - mail.wakeAt);
       }
     }
     out.snap = snap;
@@ -444,6 +460,23 @@ export function createActorHost(opts: HostOptions) {
     if (done) store.clearWork(e.id);
     out.wrote = true;
     return out;
+  }
+
+  /** The outcome of a one-mail step whose mail failed: nothing was written. */
+  function notWritten(e: Entry, error: unknown): StepOutcome {
+    return {
+      applied: [],
+      duplicates: [],
+      stale: [],
+      failed: { index: 0, error },
+      wrote: false,
+      snap: e.snap,
+      intents: e.intents,
+      added: [],
+      after: [],
+      wakeAt: e.wakeAt,
+      lags: [],
+    };
   }
 
   function settleWaiters(e: Entry): void {
@@ -543,6 +576,10 @@ export function createActorHost(opts: HostOptions) {
       .then(
         (out) => afterStep(e, batch, out),
         (err) => {
+          if (err instanceof StepFailure) {
+            afterStep(e, batch, notWritten(e, err.error));
+            return;
+          }
           e.busy = false;
           dropAfterFailedSave(e, err, batch);
         },
@@ -751,13 +788,33 @@ export function createActorHost(opts: HostOptions) {
     timerFor = undefined;
     if (at === null || stopped) return;
     timerFor = at;
-    // A delay above 2^31-1 ms would fire at once: wait the longest allowed, then look again.
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - clock.now()));
+    const until = at - clock.now();
+    // Shortly before a wake time, the actors due by then are loaded, so that at the time itself only their
+    // steps remain to run. A delay above 2^31-1 ms would fire at once: wait the longest allowed, then look again.
+    const early = until > PREFETCH_MS;
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, early ? until - PREFETCH_MS : until));
     timer = clock.setTimer(() => {
       timer = undefined;
       timerFor = undefined;
-      void wakeDue();
+      if (early) {
+        if (at - clock.now() <= PREFETCH_MS) prefetch(at);
+        arm(at);
+      } else void wakeDue();
     }, delay);
+  }
+
+  /** Loads the actors due by `until` that are not in memory (below the watermark, one batch at most). */
+  function prefetch(until: number): void {
+    for (const d of store.dueWakes(until, wakeBatch)) {
+      if (stopped || live.size >= loadWatermark) return;
+      if (live.has(d.actorId)) continue;
+      try {
+        const e = load(d.actorId);
+        if (e && typeof e !== 'string') prefetched.add(e);
+      } catch {
+        // The wake itself faults it, with the reason.
+      }
+    }
   }
 
   async function wakeDue(): Promise<void> {
@@ -770,7 +827,7 @@ export function createActorHost(opts: HostOptions) {
         const pending: Promise<unknown>[] = [];
         for (const d of due) {
           if (stopped) break;
-          await capacity();
+          if (live.size >= loadWatermark && !live.has(d.actorId)) await capacity();
           pending.push(wake(d.actorId, d.wakeAt).catch((err) => log(`actor ${d.actorId}: wake failed`, err)));
         }
         await Promise.all(pending);
@@ -778,6 +835,9 @@ export function createActorHost(opts: HostOptions) {
       }
     } finally {
       waking = false;
+      // Loaded ahead for a wake time that has moved since: they leave memory again.
+      for (const e of prefetched) pump(e);
+      prefetched.clear();
     }
     if (!stopped) arm(store.nextWakeAt());
   }
@@ -795,12 +855,18 @@ export function createActorHost(opts: HostOptions) {
     }, PURGE_EVERY_MS);
   }
 
-  async function wake(actorId: string, at: number): Promise<unknown> {
-    const e = await loadOrFault(actorId);
-    if (!e || typeof e === 'string') return;
+  function wake(actorId: string, at: number): Promise<unknown> {
+    let e: ReturnType<typeof load>;
+    try {
+      e = load(actorId);
+    } catch {
+      return loadOrFault(actorId);
+    }
+    if (!e || typeof e === 'string') return Promise.resolve();
+    const entry = e;
     return new Promise((resolve, reject) => {
-      e.mailbox.push({ event: { type: 'WAKE', at } as EventObject, wakeAt: at, resolve, reject });
-      pump(e);
+      entry.mailbox.push({ event: { type: 'WAKE', at } as EventObject, wakeAt: at, resolve, reject });
+      pump(entry);
     });
   }
 
