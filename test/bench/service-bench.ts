@@ -3,6 +3,8 @@
  * Prints figures; asserts nothing. Run: `npm run bench` (or `node --import tsx test/bench/service-bench.ts`).
  *
  *   BENCH_SECONDS      duration of each load phase (default 10)
+ *   BENCH_SETTLE_MS    pause between readiness and the first load phase (default 0): the API starts its chain
+ *                      workers right after it listens, which competes with the first seconds of load
  *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana,sign-mixed (default all)
  *
  * sign-evm also measures the raw in-process secp256k1 signing rate on every core (before the service
@@ -25,6 +27,7 @@ import { rawSigningRate } from './raw-signing-rate.ts';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
+const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
@@ -122,6 +125,7 @@ async function main(): Promise<void> {
   if (!['create', 'get', 'sign-evm', 'sign-solana', 'sign-mixed'].some((phase) => ONLY.includes(phase))) return;
 
   const svc = await startService();
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
   try {
     const { secretKey: key } = await createPartnerKey(svc.adminUrl, ADMIN_TOKEN, {
       plan: 'enterprise',
