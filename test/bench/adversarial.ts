@@ -39,14 +39,22 @@ const ADVERSARIAL_RATE = 20;
 const HEALTHZ_RATE = 200;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
-async function startService(): Promise<{ proc: ChildProcess; url: string; dataDir: string }> {
+async function startService(): Promise<{ proc: ChildProcess; url: string; adminUrl: string; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-adversarial-'));
   const port = await freePort();
+  const adminPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // What `npm start` runs after its build step: the supervisor bundle.
   const proc = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const t0 = performance.now();
@@ -59,7 +67,7 @@ async function startService(): Promise<{ proc: ChildProcess; url: string; dataDi
     await new Promise((r) => setTimeout(r, 20));
     if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
   }
-  return { proc, url, dataDir };
+  return { proc, url, adminUrl: `http://127.0.0.1:${adminPort}`, dataDir };
 }
 
 async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<void> {
@@ -276,7 +284,7 @@ async function main(): Promise<void> {
   const svc = await startService();
   try {
     const pid = apiPid(svc.proc.pid!);
-    const { secretKey: key } = await createPartnerKey(svc.url, ADMIN_TOKEN, {
+    const { secretKey: key } = await createPartnerKey(svc.adminUrl, ADMIN_TOKEN, {
       plan: 'enterprise',
       rateLimitPerMinute: 10_000_000,
     });
