@@ -18,18 +18,16 @@
  * adversarial load comes from a child process (fetch, open loop), so that writing its large bodies does not delay
  * the client that measures /healthz.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { type AdversarialCase, adversarialCases } from '../../fixtures/adversarial-bodies.ts';
 import { deepUndeclaredBody, typeClosureTypedData } from '../../fixtures/adversarial-typed-data.ts';
-import { createPartnerKey, freePort } from '../helpers/http.ts';
+import { createPartnerKey } from '../helpers/http.ts';
+import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef0123';
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const CASE_MS = Number(process.env['BENCH_CASE_MS'] ?? 1500);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'cost,healthz').split(',');
@@ -38,45 +36,6 @@ const ADVERSARIAL_RATE = 20;
 /** /healthz requests per second, alone and beside them. */
 const HEALTHZ_RATE = 200;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-
-async function startService(): Promise<{ proc: ChildProcess; url: string; adminUrl: string; dataDir: string }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-adversarial-'));
-  const port = await freePort();
-  const adminPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  // What `npm start` runs after its build step: the supervisor bundle.
-  const proc = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'error',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const t0 = performance.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 20));
-    if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
-  }
-  return { proc, url, adminUrl: `http://127.0.0.1:${adminPort}`, dataDir };
-}
-
-async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<void> {
-  await new Promise<void>((resolve) => {
-    s.proc.once('exit', () => resolve());
-    process.kill(s.proc.pid!, 'SIGTERM');
-  });
-  fs.rmSync(s.dataDir, { recursive: true, force: true });
-}
 
 /** The pid of the supervisor's child running the API bundle. */
 function apiPid(supervisor: number): number {
@@ -281,10 +240,10 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  const svc = await startService();
+  const svc = await startAppliance({ logLevel: 'error' });
   try {
     const pid = apiPid(svc.proc.pid!);
-    const { secretKey: key } = await createPartnerKey(svc.adminUrl, ADMIN_TOKEN, {
+    const { secretKey: key } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
       plan: 'enterprise',
       rateLimitPerMinute: 10_000_000,
     });
@@ -323,7 +282,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await stopService(svc);
+    await stopAppliance(svc);
   }
 }
 

@@ -14,69 +14,19 @@
  * service busy with slow work (64 KiB EVM messages, 256 KiB EIP-712 typed data, wallet creations with their
  * fsyncs): a request must not wait behind another wallet's work.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
-import { createPartnerKey, freePort } from '../helpers/http.ts';
+import { createPartnerKey } from '../helpers/http.ts';
+import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
-
-async function startService(): Promise<{
-  proc: ChildProcess;
-  url: string;
-  adminUrl: string;
-  dataDir: string;
-  readyMs: number;
-}> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-'));
-  const port = await freePort();
-  const adminPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = performance.now();
-  // What `npm start` runs after its build step: the supervisor bundle.
-  const proc = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/readyz`);
-      if (r.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 10));
-    if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
-  }
-  return { proc, url, adminUrl: `http://127.0.0.1:${adminPort}`, dataDir, readyMs: performance.now() - t0 };
-}
-
-async function stopService(s: { proc: ChildProcess; dataDir: string }): Promise<void> {
-  await new Promise<void>((resolve) => {
-    s.proc.once('exit', () => resolve());
-    process.kill(s.proc.pid!, 'SIGTERM');
-  });
-  fs.rmSync(s.dataDir, { recursive: true, force: true });
-}
 
 function report(name: string, r: autocannon.Result): void {
   const non2xx = r.non2xx + r.errors + r.timeouts;
@@ -107,9 +57,9 @@ async function main(): Promise<void> {
   if (ONLY.includes('startup')) {
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const s = await startService();
+      const s = await startAppliance();
       times.push(s.readyMs);
-      await stopService(s);
+      await stopAppliance(s);
     }
     console.log(`start-up to ready (empty data dir)   ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')}`);
   }
@@ -124,10 +74,10 @@ async function main(): Promise<void> {
   }
   if (!['create', 'get', 'sign-evm', 'sign-solana', 'sign-mixed'].some((phase) => ONLY.includes(phase))) return;
 
-  const svc = await startService();
+  const svc = await startAppliance();
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   try {
-    const { secretKey: key } = await createPartnerKey(svc.adminUrl, ADMIN_TOKEN, {
+    const { secretKey: key } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
       plan: 'enterprise',
       rateLimitPerMinute: 10_000_000,
     });
@@ -258,7 +208,7 @@ async function main(): Promise<void> {
       report('  POST /v1/wallets (SUI), 200/s', creates);
     }
   } finally {
-    await stopService(svc);
+    await stopAppliance(svc);
   }
 }
 

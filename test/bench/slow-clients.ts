@@ -19,14 +19,12 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { createPartnerKey, freePort } from '../helpers/http.ts';
+import { createPartnerKey } from '../helpers/http.ts';
+import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SELF = fileURLToPath(import.meta.url);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const SLOW = Number(process.env['SLOW_CLIENTS'] ?? 20_000);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 /** The open-file limit asked for, for the service and the swarm. */
@@ -237,36 +235,11 @@ function line(name: string, r: autocannon.Result, extra = ''): void {
 async function main(): Promise<void> {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-slow-'));
-  const port = await freePort();
-  const adminPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const adminUrl = `http://127.0.0.1:${adminPort}`;
-  const [cmd, args] = withRaisedFdLimit([process.execPath, '--enable-source-maps', 'dist/main.js']);
-  const service = spawn(cmd, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const appliance = await startAppliance({ command: withRaisedFdLimit });
+  const { url, adminUrl } = appliance;
   const swarmProcs: ChildProcess[] = [];
   try {
-    for (let t0 = Date.now(); ; ) {
-      try {
-        if ((await fetch(`${url}/readyz`)).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() - t0 > 30_000) throw new Error('service not ready in 30 s');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const { secretKey } = await createPartnerKey(adminUrl, ADMIN_TOKEN, {
+    const { secretKey } = await createPartnerKey(adminUrl, BENCH_ADMIN_TOKEN, {
       plan: 'enterprise',
       rateLimitPerMinute: 10_000_000,
     });
@@ -383,11 +356,7 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const proc of swarmProcs) proc.kill('SIGKILL');
-    await new Promise<void>((resolve) => {
-      service.once('exit', () => resolve());
-      process.kill(service.pid!, 'SIGTERM');
-    });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopAppliance(appliance);
   }
 }
 
