@@ -40,6 +40,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Started by the supervisor: if it dies (even by SIGKILL) the channel closes, and this process stops too, rather
+  // than keep the data directory and the ports from the supervisor that replaces it.
+  if (process.send) process.once('disconnect', () => void shutdown('the supervisor is gone'));
 }
 
 /** Exit code of a configuration error (EX_CONFIG): the supervisor stops instead of restarting. */

@@ -70,10 +70,10 @@ try {
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
 let stopping = false;
-async function shutdown(signal: NodeJS.Signals): Promise<void> {
+async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  process.stderr.write(`enclave: ${signal} received, shutting down\n`);
+  process.stderr.write(`enclave: ${reason}, shutting down\n`);
   setTimeout(() => {
     process.stderr.write('enclave: shutdown did not finish in time, exiting\n');
     process.exit(1);
@@ -86,8 +86,11 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
     process.exit(1);
   }
 }
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+process.on('SIGTERM', () => void shutdown('SIGTERM received'));
+process.on('SIGINT', () => void shutdown('SIGINT received'));
+// Started by the supervisor: if it dies (even by SIGKILL) the channel closes, and the enclave stops too, rather
+// than keep the socket and its key store from the supervisor that replaces it.
+if (process.send) process.once('disconnect', () => void shutdown('the supervisor is gone'));
 
 process.send?.({ type: 'ready' });
 process.stdout.write(`enclave ready on ${socketPath}\n`);
