@@ -24,8 +24,8 @@ import {
   unseal,
 } from '../../enclave/envelope.ts';
 import type { Scheme } from '../../enclave/protocol.ts';
-import { derivePublicKey, xor } from '../../enclave/shares.ts';
 import { signWithShares } from '../../enclave/sign.ts';
+import { randomSplitKey } from '../helpers/legacy-key-store.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '5' }, ms: { type: 'string', default: '300' } },
@@ -102,21 +102,14 @@ print(
 );
 
 for (const scheme of ['DKLS', 'ED25519'] as Scheme[]) {
-  let secret: Uint8Array;
-  let publicKey: Uint8Array | undefined;
-  do {
-    secret = new Uint8Array(randomBytes(32));
-    publicKey = derivePublicKey(scheme, secret);
-  } while (!publicKey);
-  const service = new Uint8Array(randomBytes(32));
-  const user = xor(secret, service);
+  const { publicKey, service, user } = randomSplitKey(scheme);
   const walletId = `bench-${scheme}`;
   const serviceContext = shareContext(walletId, scheme, 'service');
   const userContext = shareContext(walletId, scheme, 'user');
   const item = (records: SealedBlob[]) => ({
     walletId,
     scheme,
-    publicKey: Buffer.from(publicKey!).toString('hex'),
+    publicKey: Buffer.from(publicKey).toString('hex'),
     shares: packSealed(records),
     message: new Uint8Array(randomBytes(scheme === 'DKLS' ? 32 : 200)),
   });

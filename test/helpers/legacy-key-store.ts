@@ -64,6 +64,20 @@ export function legacySeal(key: Uint8Array, context: SealContext, plaintext: Uin
   };
 }
 
+/** A random key of `scheme` split into a service and a user share (a 2-of-2 XOR split, as the enclave makes). */
+export function randomSplitKey(scheme: Scheme): { publicKey: Uint8Array; service: Uint8Array; user: Uint8Array } {
+  let secret: Uint8Array;
+  let publicKey: Uint8Array | undefined;
+  do {
+    secret = new Uint8Array(randomBytes(32));
+    publicKey = derivePublicKey(scheme, secret);
+  } while (!publicKey);
+  const service = new Uint8Array(randomBytes(32));
+  const user = xor(secret, service);
+  secret.fill(0);
+  return { publicKey, service, user };
+}
+
 /** A wallet written into a legacy store: its id, scheme and public key (hex, as the enclave stores it). */
 export interface LegacyWallet {
   walletId: string;
@@ -100,14 +114,7 @@ export function writeLegacyKeyStore(path: string, masterKey: Uint8Array, count: 
     for (let i = 0; i < count; i++) {
       const scheme: Scheme = i % 2 ? 'ED25519' : 'DKLS';
       const walletId = `legacy-${i}`;
-      let secret: Uint8Array;
-      let publicKey: Uint8Array | undefined;
-      do {
-        secret = new Uint8Array(randomBytes(32));
-        publicKey = derivePublicKey(scheme, secret);
-      } while (!publicKey);
-      const service = new Uint8Array(randomBytes(32));
-      const user = xor(secret, service);
+      const { publicKey, service, user } = randomSplitKey(scheme);
       const hex = Buffer.from(publicKey).toString('hex');
       insertKey.run(walletId, scheme, hex, now);
       for (const [kind, share] of [
