@@ -1,0 +1,209 @@
+/**
+ * The network side of a chain family: what transfers, fee estimates, broadcast and on-chain tracking need from
+ * a chain's RPC. One implementation per family (`chains/evm/evm-chain.ts`, `chains/solana/solana-chain.ts`), one
+ * instance per configured chain (a CHAINS_FILE entry). Signing formats stay pure functions of chains/<family>/;
+ * this interface is what talks to a node.
+ *
+ * Everything crossing it is JSON-safe (amounts as decimal strings), because unsigned payments and observations
+ * are stored in the payment actor's snapshot.
+ */
+
+export type PaymentFamily = 'EVM' | 'SOLANA';
+
+/** Which API keys may use a chain: development keys are the spec's beta environment. */
+export type ChainEnvironment = 'development' | 'production' | 'any';
+
+/**
+ * A failure answered by (or on the way to) a chain's RPC.
+ * - `transient`: the node may not have seen the request, or may accept it later (timeout, connection refused,
+ *   5xx, rate limit, "already known"): retrying the same call is safe and may succeed.
+ * - `final`: the node judged the request and will judge it the same way again (insufficient funds, execution
+ *   reverted in estimation, nonce too low, malformed transaction).
+ * `code` is one of CHAIN_ERROR_CODES; `message` is safe to show a partner (no URL, no secret).
+ */
+export class ChainRpcError extends Error {
+  override readonly name = 'ChainRpcError';
+  readonly kind: 'transient' | 'final';
+  readonly code: ChainErrorCode;
+
+  constructor(kind: 'transient' | 'final', code: ChainErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+export const CHAIN_ERROR_CODES = [
+  /** The wallet cannot pay the value plus the fee. */
+  'INSUFFICIENT_NATIVE_BALANCE',
+  /** The wallet holds too little of the token. */
+  'INSUFFICIENT_TOKEN_BALANCE',
+  /** Estimation or simulation says the call reverts. */
+  'EXECUTION_FAILED',
+  /** The nonce was already used (EVM). */
+  'NONCE_TOO_LOW',
+  /** The blockhash is no longer (or not) valid (Solana). */
+  'BLOCKHASH_EXPIRED',
+  /** The node refused the transaction for another stated reason. */
+  'TRANSACTION_REJECTED',
+  /** The token (ERC-20 contract, SPL mint) does not exist or is not one. */
+  'INVALID_TOKEN',
+  /** The node did not answer usably: down, timeout, 5xx, rate limited, malformed answer, fee history invalid. */
+  'RPC_UNAVAILABLE',
+] as const;
+export type ChainErrorCode = (typeof CHAIN_ERROR_CODES)[number];
+
+/** What a partner asks to move. `value` is a positive integer in the smallest unit. */
+export interface TransferIntent {
+  kind: 'NATIVE' | 'ERC20' | 'SPL';
+  to: string;
+  value: string;
+  /** ERC-20 contract or SPL mint; present exactly when kind is not NATIVE. */
+  tokenAddress?: string;
+}
+
+/**
+ * An EVM payment ready to sign but for its nonce, in the shape `prepareEvmTransaction` takes (decimal strings).
+ * Fees: type 2 has maxFeePerGas (with base-fee headroom) and maxPriorityFeePerGas; type 0 has gasPrice.
+ */
+export interface EvmUnsignedPayment {
+  family: 'EVM';
+  chainId: number;
+  type: 0 | 2;
+  to: string;
+  value: string;
+  data: string;
+  gasLimit: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+}
+
+/** A Solana payment ready to sign: a legacy transaction whose fee payer is the wallet, no signature yet. */
+export interface SolanaUnsignedPayment {
+  family: 'SOLANA';
+  /** Base64 of the serialized transaction (signatures zeroed); `prepareSolanaTransaction` takes it. */
+  transaction: string;
+  blockhash: string;
+  /** Last block height at which `blockhash` is accepted. */
+  lastValidBlockHeight: number;
+}
+
+export type UnsignedPayment = EvmUnsignedPayment | SolanaUnsignedPayment;
+
+/** The fee preview of a transfer (`estimate-fee`); decimal strings in the native smallest unit. */
+export type FeeEstimate =
+  | {
+      family: 'EVM';
+      chainId: string;
+      type: 0 | 2;
+      gasLimit: string;
+      maxFeePerGas?: string;
+      maxPriorityFeePerGas?: string;
+      gasPrice?: string;
+      /** Base fee of the latest block, when the chain has one. */
+      baseFeePerGas?: string;
+      /** gasLimit × (maxFeePerGas or gasPrice): the most the transfer can cost in fees. */
+      maxFee: string;
+      /** gasLimit × (baseFee + tip, or gasPrice): what it costs at current prices. */
+      expectedFee: string;
+    }
+  | {
+      family: 'SOLANA';
+      network: string;
+      /** Lamports per signature × signatures. */
+      baseFee: string;
+      computeUnitLimit: string;
+      computeUnitPriceMicroLamports: string;
+      priorityFee: string;
+      /** Rent of the recipient's associated token account when the transfer must create it, else "0". */
+      accountCreationRent: string;
+      /** baseFee + priorityFee (rent is not a fee and is listed apart). */
+      totalFee: string;
+    };
+
+/** One broadcast transaction to look up. */
+export interface ObserveItem {
+  /** EVM transaction hash (0x…), Solana signature (Base58). */
+  hash: string;
+  /** The sender (the wallet's address). */
+  from: string;
+  /** EVM: the nonce the transaction uses. */
+  nonce?: number;
+  /** Solana: the transaction's recent blockhash. */
+  blockhash?: string;
+  /** Solana: when known (transfers), the last block height at which the blockhash is accepted. */
+  lastValidBlockHeight?: number;
+}
+
+/**
+ * What the chain shows of one item.
+ * - `unknown`: not included (yet) as far as the node shows, and not proven unable to be.
+ * - `included`: in a block; `final` once EVM finality (receipt block at or below the finalized block, read in the
+ *   same round) or Solana `finalized` status; `success` false for EVM status 0 / a Solana instruction error.
+ * - `dropped`: proven never to execute: Solana blockhash no longer valid at finalized commitment and the
+ *   signature absent (`expired`); EVM finalized account nonce past the item's nonce and no receipt for its hash
+ *   (`nonce_consumed`: another transaction took the nonce).
+ */
+export type Observation =
+  | { status: 'unknown' }
+  | {
+      status: 'included';
+      final: boolean;
+      success: boolean;
+      /** Decimal string (EVM block number, Solana slot). */
+      blockNumber: string;
+      /** EVM block hash; Solana: the blockhash of the slot when the node gives it, else null. */
+      blockHash: string | null;
+      /** Why execution failed, when it did and the node says. */
+      error?: string;
+    }
+  | { status: 'dropped'; reason: 'expired' | 'nonce_consumed' };
+
+/** One polling round's result: an observation per item hash, and the HTTP round trips the round made. */
+export interface ObserveRound {
+  observations: Map<string, Observation>;
+  roundTrips: number;
+}
+
+/** One configured chain. */
+export interface PaymentChain {
+  readonly family: PaymentFamily;
+  /** `evm:<chainId>` or `solana:<network>`: the key records, holds and pollers use. */
+  readonly key: string;
+  readonly environment: ChainEnvironment;
+
+  /**
+   * Builds an unsigned transfer from `from` (the wallet's address). EVM: fees per the spec (EIP-1559 or legacy per
+   * chain, tip from fee history when the node's is zero), gas estimated with a 20% buffer; no nonce. Solana:
+   * SOL or SPL transfer (creating the recipient's associated token account when missing), compute budget and
+   * priority fee, a fresh blockhash with its last valid block height. Throws ChainInputError for bad input (a
+   * malformed address, a token that is not one) and ChainRpcError for what the node says.
+   */
+  buildTransfer(from: string, intent: TransferIntent): Promise<UnsignedPayment>;
+
+  /** The fee preview of the same transfer, without signing. */
+  estimateFee(from: string, intent: TransferIntent): Promise<FeeEstimate>;
+
+  /** EVM: the account's pending nonce (`eth_getTransactionCount(from, 'pending')`). Solana: not present. */
+  pendingNonce?(from: string): Promise<number>;
+
+  /**
+   * Sends signed bytes (EVM 0x-hex raw transaction, Solana base64 wire transaction). Resolves once the node
+   * accepted them; a node saying it already has the same transaction counts as accepted. Throws ChainRpcError.
+   */
+  broadcast(signedTransaction: string): Promise<void>;
+
+  /**
+   * Looks up many items in a bounded number of HTTP round trips whatever their count (JSON-RPC batches; at
+   * most 3 per call), so a polling round costs the same at 50 and at 5,000 pending. Items absent from the map
+   * are `unknown`. Throws ChainRpcError (transient) when the node does not answer.
+   */
+  observe(items: readonly ObserveItem[]): Promise<ObserveRound>;
+
+  /**
+   * Solana only: whether `blockhash` is still valid on this network (`isBlockhashValid`, processed commitment):
+   * how a partner's transaction is proved to belong to this network before it is broadcast.
+   */
+  isBlockhashValid?(blockhash: string): Promise<boolean>;
+}
