@@ -977,15 +977,20 @@ export function createActorHost(opts: HostOptions) {
      * in one transaction, then its effects are dispatched. A failing `initialWrite` (a duplicate, say) rejects
      * and nothing is stored or started.
      */
-    async spawn(name: string, actorId: string, input: unknown, initialWrite?: () => void): Promise<ActorView> {
+    async spawn(
+      name: string,
+      actorId: string,
+      input: unknown,
+      /** Writes the rows the actor describes; returning `{ input }` decides the input from what it read. */
+      initialWrite?: () => unknown,
+    ): Promise<ActorView> {
       admit();
       if (live.has(actorId)) throw new Error(`actor ${actorId} already exists`);
       const def = definition(name);
-      const [snap, actions] = steppers.get(def)!.initial(input);
       const e: Entry = {
         id: actorId,
         def,
-        snap,
+        snap: undefined as unknown as AnyMachineSnapshot,
         view: undefined as unknown as ActorView,
         step: 0,
         wakeAt: null,
@@ -999,14 +1004,23 @@ export function createActorHost(opts: HostOptions) {
         needsWrite: false,
         legacy: [],
       };
-      const added: Intent[] = [];
-      const after: StepOutcome['after'] = [];
-      sortActions(def, actorId, 1, actions, e.intents, added, after);
-      const wakeAt = snap.status === 'done' ? null : (def.wakeAt?.(snap) ?? null);
+      let added: Intent[] = [];
+      let after: StepOutcome['after'] = [];
+      let wakeAt: number | null = null;
       live.set(actorId, e);
       try {
         await store.transact(() => {
-          initialWrite?.();
+          // The initial state is computed inside the transaction: `initialWrite` may decide the input from what
+          // it reads and writes there (a payment's nonce is allocated with its record).
+          const written = initialWrite?.();
+          const decided = typeof written === 'object' && written !== null && 'input' in written;
+          const [snap, actions] = steppers.get(def)!.initial(decided ? written.input : input);
+          e.snap = snap;
+          e.intents.clear();
+          added = [];
+          after = [];
+          sortActions(def, actorId, 1, actions, e.intents, added, after);
+          wakeAt = snap.status === 'done' ? null : (def.wakeAt?.(snap) ?? null);
           def.persist(actorId, snap, undefined);
           store.insert(rowOf(e, snap, wakeAt, iso()));
           const at = iso();

@@ -13,12 +13,14 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { adminRoutes } from './routes/admin/index.ts';
 import { healthRoutes } from './routes/health.ts';
+import { paymentRoutes } from './routes/v1/payments.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
 import { ErrorSchema } from './schemas/common.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
+import type { PaymentService } from './services/payments.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
@@ -29,6 +31,7 @@ export interface AppDeps {
   authenticator: Authenticator;
   wallets: WalletService;
   signing: SigningService;
+  payments: PaymentService;
   migration: ShareMigrationService;
   admin: AdminService;
   actors: ActorsAdmin;
@@ -132,7 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(authPlugin, { authenticator: deps.authenticator });
       await v1.register(rateLimitPlugin);
       await v1.register(walletRoutes, { wallets: deps.wallets });
-      await v1.register(signingRoutes, { signing: deps.signing });
+      await v1.register(signingRoutes, { signing: deps.signing, payments: deps.payments });
+      await v1.register(paymentRoutes, { payments: deps.payments });
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
     },
     { prefix: '/v1' },

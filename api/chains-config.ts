@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 
 const RpcUrl = Type.String({ pattern: '^https?://[^\\s]+$' });
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const Environment = Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('any')]);
 
 /** The operator's `CHAINS_FILE`: which chains the service talks to, and where. Chains absent are refused. */
 export const ChainsFileSchema = Type.Object(
@@ -14,7 +15,7 @@ export const ChainsFileSchema = Type.Object(
           {
             chainId: Type.Integer({ minimum: 1 }),
             rpcUrl: RpcUrl,
-            environment: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('any')]),
+            environment: Environment,
           },
           { additionalProperties: false },
         ),
@@ -23,7 +24,12 @@ export const ChainsFileSchema = Type.Object(
     solana: Type.Optional(
       Type.Array(
         Type.Object(
-          { network: Type.Union([Type.Literal('SOLANA'), Type.Literal('SOLANA_DEVNET')]), rpcUrl: RpcUrl },
+          {
+            network: Type.Union([Type.Literal('SOLANA'), Type.Literal('SOLANA_DEVNET')]),
+            rpcUrl: RpcUrl,
+            /** Default: `any` for SOLANA_DEVNET (the beta network), `production` for SOLANA. */
+            environment: Type.Optional(Environment),
+          },
           { additionalProperties: false },
         ),
       ),

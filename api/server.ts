@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { type ChainPoller, createChainPoller } from '../actors/chain-poller.ts';
 import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
 import { createActorHost, type MachineDefinition } from '../actors/host.ts';
+import { createPaymentDefinition } from '../actors/payment-definition.ts';
 import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
@@ -9,17 +11,28 @@ import { socketOwners } from '../enclave/socket-check.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
+import { chainFactories } from './chain-factories.ts';
 import { createChainPool } from './chain-pool.ts';
+import { type ChainFactories, createChainRegistry } from './chain-registry.ts';
 import type { Config } from './config.ts';
 import { createEnclavePin } from './enclave-pin.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
+import { createPaymentService } from './services/payments.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { allowAllSignatures, type SignaturePolicy } from './services/signature-policy.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
+
+/**
+ * How often a broadcast payment's exact bytes are sent again while the chain does not show them (a node may
+ * drop them from its mempool): every ten polling intervals, at least every 10 s.
+ */
+function rebroadcastMs(pollIntervalMs: number): number {
+  return Math.max(10 * pollIntervalMs, 10_000);
+}
 
 /** Accept queue of the public listener. */
 const LISTEN_BACKLOG = 4096;
@@ -65,6 +78,8 @@ export async function startApi(
     extraDefinitions?: MachineDefinition[];
     /** Where enclave identity and socket events go (pinned, refused, verified again); default: the app's log. */
     enclaveLog?: (line: string) => void;
+    /** How CHAINS_FILE entries become chains; default: the EVM (viem) and Solana (web3.js) adapters. */
+    chainFactories?: ChainFactories;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'));
@@ -86,6 +101,14 @@ export async function startApi(
   }
   const userShares = createUserShareHandoff();
   const metrics = createMetrics();
+  const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
+  const signing = createSigningService({
+    store,
+    enclave,
+    policy: opts.signaturePolicy ?? allowAllSignatures,
+    chainPool,
+  });
+  const chains = createChainRegistry(config.chains, opts.chainFactories ?? chainFactories);
   const host = createActorHost({
     store: store.actors,
     log: (msg, err) => {
@@ -100,6 +123,12 @@ export async function startApi(
         wallets: store.wallets,
         outbox: store.outbox,
         generateKey: createGenerateWalletKey(enclave, userShares),
+      }),
+      createPaymentDefinition({
+        transactions: store.transactions,
+        outbox: store.outbox,
+        sign: (input) => signing.signPayment(input),
+        chain: (key) => chains.get(key),
       }),
       ...(opts.extraDefinitions ?? []),
     ],
@@ -116,7 +145,6 @@ export async function startApi(
 
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
-  const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
   const deps: AppDeps = {
     config,
@@ -124,11 +152,14 @@ export async function startApi(
     authenticator,
     metrics,
     wallets: createWalletService({ store, host, userShares }),
-    signing: createSigningService({
+    signing,
+    payments: createPaymentService({
       store,
-      enclave,
-      policy: opts.signaturePolicy ?? allowAllSignatures,
-      chainPool,
+      host,
+      signing,
+      chains,
+      monitorWindowMs: config.monitorWindowMs,
+      rebroadcastMs: rebroadcastMs(config.chainPollIntervalMs),
     }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave }),
@@ -158,9 +189,22 @@ export async function startApi(
   };
 
   appLog = app.log;
-  // Recovery runs while the API serves; /readyz says when it is done.
+  const pollers: ChainPoller[] = chains.all().map((chain) =>
+    createChainPoller({
+      chain,
+      transactions: store.transactions,
+      host,
+      intervalMs: config.chainPollIntervalMs,
+      onRound: (r) => metrics.observePollRound(r),
+      log: (msg, err) => app.log.warn(err === undefined ? {} : { cause: describeCause(err) }, msg),
+    }),
+  );
+  // Recovery runs while the API serves; /readyz says when it is done. The chain pollers start after it.
   const restore = host.start().then(
-    () => metrics.actorRestore.set((host.restoreMs ?? 0) / 1000),
+    () => {
+      metrics.actorRestore.set((host.restoreMs ?? 0) / 1000);
+      for (const p of pollers) p.start();
+    },
     (err) => app.log.error({ cause: describeCause(err) }, 'actor recovery failed'),
   );
 
@@ -181,6 +225,7 @@ export async function startApi(
     async close() {
       await Promise.all([app.close(), adminApp.close()]);
       await chainPool.close();
+      await Promise.all(pollers.map((p) => p.stop()));
       await host.stop();
       await restore;
       await enclave.close();

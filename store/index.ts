@@ -3,6 +3,7 @@ import { createApiKeysRepo } from './api-keys-repo.ts';
 import { openServiceDb } from './db.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
+import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWriter } from './writer.ts';
 
@@ -19,6 +20,7 @@ export function createStore(file: string) {
     wallets: createWalletsRepo(db, sqlite),
     actors: createActorStore(sqlite, writer),
     outbox: createOutboxRepo(db),
+    transactions: createTransactionsRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

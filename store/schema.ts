@@ -170,3 +170,60 @@ export const outbox = sqliteTable(
   },
   (t) => [index('outbox_pending').on(t.seq).where(sql`delivered_at is null`)],
 );
+
+/**
+ * Transaction records (the spec's transaction history): one per broadcasting `transfer`, `sign-transaction` with
+ * `broadcast: true`, or yield step. Written with its payment actor's snapshot in one transaction (the actor's id
+ * is the record's id).
+ */
+export const transactions = sqliteTable(
+  'transactions',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id').notNull(),
+    apiKeyId: text('api_key_id'),
+    walletId: text('wallet_id').notNull(),
+    intentKind: text('intent_kind', { enum: ['transfer', 'sign_transaction', 'yield'] }).notNull(),
+    /** The wallet type (`EVM`, `SOLANA`). */
+    type: text('type', { enum: ['EVM', 'SOLANA'] }).notNull(),
+    /** `evm:<chainId>` or `solana:<network>`: the chain the hold and the poller are keyed by. */
+    chainKey: text('chain_key').notNull(),
+    chainId: text('chain_id'),
+    network: text('network'),
+    status: text('status').notNull(),
+    hash: text('hash'),
+    blockNumber: text('block_number'),
+    blockHash: text('block_hash'),
+    failureStage: text('failure_stage'),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    /** JSON object (`winningHash`, `reason`, outcome detail) or null. */
+    monitoring: text('monitoring'),
+    toAddress: text('to_address'),
+    value: text('value'),
+    tokenAddress: text('token_address'),
+    /** EVM: the nonce the payment uses, allocated with the record. */
+    nonce: integer('nonce'),
+    /** Solana: the transaction's blockhash and, when the service built it, its last valid block height. */
+    recentBlockhash: text('recent_blockhash'),
+    lastValidBlockHeight: integer('last_valid_block_height'),
+    signedTransaction: text('signed_transaction'),
+    /**
+     * 1 while the payment may still execute on-chain: it holds its wallet and chain (one pending payment per
+     * wallet and chain, enforced by the unique index below) and the chain poller looks it up.
+     */
+    unresolved: integer('unresolved').notNull().default(1),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+    resolvedAt: text('resolved_at'),
+    /** Monotonic insertion order: list order and cursor position. */
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    uniqueIndex('transactions_seq').on(t.seq),
+    index('transactions_wallet_seq').on(t.walletId, t.seq),
+    uniqueIndex('transactions_hold').on(t.walletId, t.chainKey).where(sql`unresolved = 1`),
+    index('transactions_watch').on(t.chainKey, t.seq).where(sql`unresolved = 1 and hash is not null`),
+    index('transactions_wallet_chain_nonce').on(t.walletId, t.chainKey, t.nonce).where(sql`nonce is not null`),
+  ],
+);

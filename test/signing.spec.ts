@@ -313,9 +313,11 @@ describe('sign-transaction', () => {
     }
     const str = await sign(id, 'sign-transaction', { transaction: 'AAAA' });
     assert.equal(str.status, 400);
+    // Broadcasting needs the chain in CHAINS_FILE (this service has none): a clear 400, nothing recorded.
     const b = await sign(id, 'sign-transaction', { transaction: EVM_TX_2, broadcast: true });
     assert.equal(b.status, 400);
-    assert.equal(b.body.code, 'BROADCAST_NOT_SUPPORTED');
+    assert.equal(b.body.code, 'CHAIN_NOT_CONFIGURED');
+    assert.equal(b.headers.get('x-transaction-id'), null);
   });
 
   test('SOLANA legacy and v0: web3.js verifies; the wallet must be a required signer', async () => {
@@ -368,7 +370,7 @@ describe('sign-transaction', () => {
       assert.equal(bad.status, 400, transaction);
     }
     const b = await sign(id, 'sign-transaction', { transaction: legacyB64, broadcast: true });
-    assert.equal(b.body.code, 'BROADCAST_NOT_SUPPORTED');
+    assert.equal(b.body.code, 'CHAIN_NOT_CONFIGURED');
   });
 
   test('STELLAR: signed for exactly the given passphrase; broadcast rejected', async () => {

@@ -61,6 +61,31 @@ export function createMetrics() {
       help: 'How long the start took to recover the actors a previous run left with effects under way',
       registers: [registry],
     }),
+    chainPollWatched: new Gauge({
+      name: 'chain_poll_watched',
+      help: "Unresolved payments with a hash that the chain's last polling round looked up, by chain",
+      labelNames: ['chain'] as const,
+      registers: [registry],
+    }),
+    chainPollRoundTrips: new Gauge({
+      name: 'chain_poll_round_trips',
+      help: "HTTP round trips the chain's last polling round made (bounded whatever the number watched), by chain",
+      labelNames: ['chain'] as const,
+      registers: [registry],
+    }),
+    chainPollDuration: new Histogram({
+      name: 'chain_poll_round_seconds',
+      help: 'How long a polling round took (lookups and deliveries), by chain',
+      labelNames: ['chain'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    /** Records one chain polling round. */
+    observePollRound(r: { chainKey: string; watched: number; roundTrips: number; ms: number }): void {
+      this.chainPollWatched.set({ chain: r.chainKey }, r.watched);
+      this.chainPollRoundTrips.set({ chain: r.chainKey }, r.roundTrips);
+      this.chainPollDuration.observe({ chain: r.chainKey }, r.ms / 1000);
+    },
     /** Sets how the actor counts are read when /metrics is scraped. */
     watchActors(read: { live: () => number; counts: () => { waiting: number; faulted: number } }): void {
       new Gauge({

@@ -37,7 +37,10 @@ export const SignTransactionBody = Type.Object(
         'EVM: an object {to, value (integer string), chainId, type (0 or 2), nonce, gasLimit (string), maxFeePerGas and maxPriorityFeePerGas (type 2) or gasPrice (type 0), data}. SOLANA: base64 legacy Transaction or v0 VersionedTransaction. STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData. COSMOS: not supported (use sign-raw).',
     }),
     broadcast: Type.Optional(
-      Type.Boolean({ description: 'Sign-only when omitted. Broadcasting is not available in this version.' }),
+      Type.Boolean({
+        description:
+          'Sign-only when omitted or false. true (EVM, SOLANA): record, sign, broadcast and monitor the transaction.',
+      }),
     ),
     network: Type.Optional(StringEnum(['SOLANA', 'SOLANA_DEVNET'], { description: 'SOLANA wallets only.' })),
     networkPassphrase: Type.Optional(
@@ -102,6 +105,11 @@ export const SignTransactionResult = Type.Object({
   ),
   signature: Type.Optional(Type.String({ description: 'SUI: base64 serialized Sui signature.' })),
   transaction: Type.Optional(Type.String({ description: 'SUI: the unchanged base64 BCS transaction data.' })),
+  txHash: Type.Optional(Type.String({ description: 'broadcast: true: EVM transaction hash or Solana signature.' })),
+  transactionId: Type.Optional(Type.String({ description: 'broadcast: true: the transaction record.' })),
+  status: Type.Optional(
+    Type.String({ description: 'broadcast: true: the record status when the answer left (submitted or pending).' }),
+  ),
 });
 
 export const SignedAuthorization = Type.Object({

@@ -13,7 +13,9 @@ export type SignatureOperation =
   | 'sign-raw'
   | 'sign-transaction'
   | 'sign-typed-data'
-  | 'sign-authorization';
+  | 'sign-authorization'
+  /** A transfer the service builds, signs and broadcasts (`transfer`). */
+  | 'transfer';
 
 export interface SignatureRequest {
   principal: Principal;

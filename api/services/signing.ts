@@ -6,6 +6,9 @@
  * encode the result in the chain's format. Transaction signatures queue `transaction.signed` in the outbox
  * before the answer leaves.
  */
+
+import bs58 from 'bs58';
+import type { PaymentPayload, SignedPayment } from '../../actors/payment.machine.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { encodeCosmosSignature } from '../../chains/cosmos/encode-cosmos-signature.ts';
 import { hashCosmosMessage } from '../../chains/cosmos/hash-cosmos-message.ts';
@@ -13,6 +16,10 @@ import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
 import { hashEvmMessage } from '../../chains/evm/hash-evm-message.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
 import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transaction.ts';
+import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
+import { recoverEvmTransactionSigner } from '../../chains/evm/recover-evm-transaction-signer.ts';
+import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
+import { keccak256 } from '../../chains/keccak-256.ts';
 import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
 import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
 import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
@@ -37,6 +44,7 @@ const SUPPORTED: Readonly<Record<SignatureOperation, ReadonlySet<WalletType>>> =
   'sign-transaction': new Set(['EVM', 'SOLANA', 'STELLAR', 'SUI']),
   'sign-typed-data': new Set(['EVM']),
   'sign-authorization': new Set(['EVM']),
+  transfer: new Set(['EVM', 'SOLANA']),
 };
 
 export interface SignTransactionRequest {
@@ -406,7 +414,79 @@ export function createSigningService(deps: {
         signature: encodeEvmSignature(signature),
       };
     },
+
+    /**
+     * The wallet a payment route (transfer, broadcasting sign-transaction) may use, or the answer explaining why
+     * not; then the one policy decision point for it.
+     */
+    async admitPayment(
+      principal: Principal,
+      walletId: string,
+      operation: 'transfer' | 'sign-transaction',
+      chainId: string | null,
+    ): Promise<WalletRow> {
+      const wallet = signableWallet(principal.projectId, walletId, operation);
+      if (wallet.type !== 'EVM' && wallet.type !== 'SOLANA') {
+        throw new ServiceError(
+          'BROADCAST_NOT_SUPPORTED',
+          400,
+          `${wallet.type} transactions are sign-only: broadcast: true is not supported`,
+          { details: { field: 'body.broadcast' } },
+        );
+      }
+      await authorize(principal, wallet, operation, chainId);
+      return wallet;
+    },
+
+    /**
+     * Signs a payment's transaction (the payment actor's signing effect; the route already passed the policy).
+     * Errors carry the spec's failure stages: SIGNATURE_APPLY_FAILED (`signature_apply`), SIGNER_MISMATCH
+     * (`signer_verify`); anything else failed the signing itself (`mpc_sign`).
+     */
+    async signPayment(input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment> {
+      const wallet = walletThatSigns(input.projectId, input.walletId);
+      const { payload } = input;
+      if (payload.family === 'EVM') {
+        const prepared = prepareEvmTransaction(payload.transaction);
+        const signature = await signSecp256k1(wallet, prepared.digest);
+        let signedTransaction: string;
+        try {
+          signedTransaction = serializeSignedEvmTransaction(prepared, signature);
+        } catch (err) {
+          throw new ServiceError(
+            'SIGNATURE_APPLY_FAILED',
+            500,
+            `the signature could not be applied: ${(err as Error).message}`,
+          );
+        }
+        const signer = recoverEvmTransactionSigner(prepared.digest, signature);
+        if (signer.toLowerCase() !== wallet.address!.toLowerCase()) {
+          throw new ServiceError('SIGNER_MISMATCH', 500, `the recovered signer ${signer} is not the wallet's address`);
+        }
+        return { signedTransaction, hash: evmTransactionHash(signedTransaction) };
+      }
+      const prepared = prepareSolanaTransaction(payload.transaction, wallet.address!);
+      const signature = await signEd25519(wallet, prepared.messageBytes);
+      let signedTransaction: string;
+      try {
+        signedTransaction = attachSolanaSignature(prepared, signature);
+      } catch (err) {
+        throw new ServiceError(
+          'SIGNATURE_APPLY_FAILED',
+          500,
+          `the signature could not be applied: ${(err as Error).message}`,
+        );
+      }
+      // A Solana transaction's id is its first signature, the fee payer's.
+      const wire = Buffer.from(signedTransaction, 'base64');
+      return { signedTransaction, hash: bs58.encode(wire.subarray(1, 65)) };
+    },
   };
+}
+
+/** keccak256 of the raw signed bytes: the EVM transaction hash. */
+function evmTransactionHash(raw: string): string {
+  return `0x${Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`;
 }
 
 export type SigningService = ReturnType<typeof createSigningService>;

@@ -24,6 +24,8 @@ export interface Appliance {
 export async function startAppliance(
   options: {
     logLevel?: string;
+    /** More environment for the service (CHAINS_FILE, time constants). */
+    env?: Record<string, string>;
     /** Wraps the command line (for example to raise a resource limit first). */
     command?: (argv: string[]) => [string, string[]];
   } = {},
@@ -44,6 +46,7 @@ export async function startAppliance(
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
       LOG_LEVEL: options.logLevel ?? 'warn',
+      ...options.env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -11,7 +11,9 @@ import {
   SignTypedDataBody,
 } from '../../schemas/signing.ts';
 import { WalletIdParams } from '../../schemas/wallets.ts';
+import type { PaymentService } from '../../services/payments.ts';
 import type { SigningService } from '../../services/signing.ts';
+import { withTransactionId } from './payments.ts';
 
 /** 403 covers invalid keys, claimed or unmigrated wallets and policy answers; 503 an unavailable enclave. */
 const SIGNING_ERRORS = errorResponses(400, 401, 403, 404, 429, 503);
@@ -24,7 +26,10 @@ function bodyBytes(headers: { 'content-length'?: string }): number {
 }
 
 /** `/v1/wallets/{walletId}/sign-*`: the wallet's stored type selects the signing format. */
-export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService }> = async (app, { signing }) => {
+export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService; payments: PaymentService }> = async (
+  app,
+  { signing, payments },
+) => {
   app.post(
     '/wallets/:walletId/sign-message',
     {
@@ -60,14 +65,17 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService 
     {
       schema: {
         ...common,
-        summary: 'Sign a transaction (EVM, SOLANA, STELLAR, SUI)',
+        summary: 'Sign a transaction (EVM, SOLANA, STELLAR, SUI); broadcast it (EVM, SOLANA)',
         description:
-          'Sign-only: broadcast: true answers 400 BROADCAST_NOT_SUPPORTED. Queues a transaction.signed event.',
+          'Sign-only unless broadcast is true (queues a transaction.signed event). With broadcast: true (EVM and SOLANA) the transaction is recorded (intentKind sign_transaction), signed, broadcast and monitored like a transfer: the answer adds txHash and transactionId (header x-transaction-id), and 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved. STELLAR and SUI refuse broadcast: true.',
         body: SignTransactionBody,
-        response: { 200: SignTransactionResult, ...SIGNING_ERRORS },
+        response: { 200: SignTransactionResult, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) },
       },
     },
-    async (req) => signing.signTransaction(req.principal, req.params.walletId, req.body, bodyBytes(req.headers)),
+    async (req, reply) =>
+      req.body.broadcast === true
+        ? withTransactionId(reply, () => payments.broadcastTransaction(req.principal, req.params.walletId, req.body))
+        : signing.signTransaction(req.principal, req.params.walletId, req.body, bodyBytes(req.headers)),
   );
 
   app.post(

@@ -1,0 +1,144 @@
+import type { Observation, PaymentChain } from '../chains/payment-chain.ts';
+import type { TransactionsRepo } from '../store/transactions-repo.ts';
+import type { ActorHost } from './host.ts';
+
+/** One polling round, for metrics and benchmarks. */
+export interface PollRound {
+  chainKey: string;
+  /** Records looked up. */
+  watched: number;
+  /** HTTP round trips the chain's lookups made. */
+  roundTrips: number;
+  /** Observations delivered to payment actors (final inclusions and proven drops). */
+  delivered: number;
+  ms: number;
+}
+
+/** Most records one round looks up; past it the next round goes on from where this one stopped. */
+export const MAX_WATCHED_PER_ROUND = 10_000;
+
+/** Deliveries to payment actors in flight at once during a round. */
+const DELIVERY_CONCURRENCY = 256;
+
+/** Whether an observation settles a payment (the actor gets it); `unknown` and not-yet-final inclusions do not. */
+function settles(o: Observation): boolean {
+  return o.status === 'dropped' || (o.status === 'included' && o.final);
+}
+
+/** The inbox id of an observation: the same outcome seen again in a later round is applied once. */
+function observationId(hash: string, o: Observation): string {
+  if (o.status === 'included') return `observed:${hash}:${o.success ? 'ok' : 'err'}:${o.blockHash ?? o.blockNumber}`;
+  return `observed:${hash}:${o.status === 'dropped' ? o.reason : 'unknown'}`;
+}
+
+/**
+ * One poller per chain, not per transaction: every interval it reads the chain's unresolved records that have a
+ * hash, looks them all up in one `observe` call (a bounded number of RPC round trips whatever their count), and
+ * delivers each settling observation to its payment actor through the durable inbox. Rounds never overlap; a
+ * round that fails (the node is down) is logged and the next one tries again.
+ */
+export function createChainPoller(deps: {
+  chain: PaymentChain;
+  transactions: Pick<TransactionsRepo, 'watched'>;
+  host: Pick<ActorHost, 'deliver'>;
+  intervalMs: number;
+  maxPerRound?: number;
+  now?: () => number;
+  onRound?: (round: PollRound) => void;
+  log?: (message: string, err?: unknown) => void;
+}) {
+  const { chain, transactions, host } = deps;
+  const maxPerRound = deps.maxPerRound ?? MAX_WATCHED_PER_ROUND;
+  const now = deps.now ?? Date.now;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  /** Where the last round stopped when there were more records than one round takes. */
+  let afterSeq = 0;
+
+  async function round(): Promise<PollRound> {
+    const started = performance.now();
+    let rows = transactions.watched(chain.key, afterSeq, maxPerRound);
+    if (rows.length === 0 && afterSeq > 0) {
+      afterSeq = 0;
+      rows = transactions.watched(chain.key, 0, maxPerRound);
+    }
+    afterSeq = rows.length === maxPerRound ? rows[rows.length - 1]!.seq : 0;
+    if (rows.length === 0) {
+      return { chainKey: chain.key, watched: 0, roundTrips: 0, delivered: 0, ms: performance.now() - started };
+    }
+    const result = await chain.observe(
+      rows.map((r) => ({
+        hash: r.hash,
+        from: r.from,
+        ...(r.nonce !== null ? { nonce: r.nonce } : {}),
+        ...(r.recentBlockhash !== null ? { blockhash: r.recentBlockhash } : {}),
+        ...(r.lastValidBlockHeight !== null ? { lastValidBlockHeight: r.lastValidBlockHeight } : {}),
+      })),
+    );
+    const due: Array<{ id: string; hash: string; observation: Observation }> = [];
+    for (const r of rows) {
+      const observation = result.observations.get(r.hash);
+      if (observation && settles(observation)) due.push({ id: r.id, hash: r.hash, observation });
+    }
+    let delivered = 0;
+    for (let i = 0; i < due.length; i += DELIVERY_CONCURRENCY) {
+      const at = now();
+      const outcomes = await Promise.allSettled(
+        due
+          .slice(i, i + DELIVERY_CONCURRENCY)
+          .map((d) =>
+            host.deliver(
+              d.id,
+              { type: 'OBSERVED', observation: d.observation, at },
+              { id: observationId(d.hash, d.observation) },
+            ),
+          ),
+      );
+      for (const o of outcomes) {
+        if (o.status === 'fulfilled') delivered += 1;
+        else
+          deps.log?.(`chain ${chain.key}: an observation could not be delivered; the next round tries again`, o.reason);
+      }
+    }
+    return {
+      chainKey: chain.key,
+      watched: rows.length,
+      roundTrips: result.roundTrips,
+      delivered,
+      ms: performance.now() - started,
+    };
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = round().then(
+        (r) => deps.onRound?.(r),
+        (err) => deps.log?.(`chain ${chain.key}: a polling round failed; the next one tries again`, err),
+      );
+      void running.finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, deps.intervalMs);
+    timer.unref();
+  }
+
+  return {
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      schedule();
+    },
+    /** One round now (tests and benchmarks). */
+    pollOnce: round,
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type ChainPoller = ReturnType<typeof createChainPoller>;

@@ -1,0 +1,388 @@
+import { assign, fromPromise, setup } from 'xstate';
+import type { Observation } from '../chains/payment-chain.ts';
+
+/**
+ * What a payment signs: an EVM transaction in `prepareEvmTransaction`'s shape (nonce included), or a Solana
+ * transaction (base64, the wallet a required signer). The payment actor does not care what it is for: a
+ * transfer the service built, a partner's transaction broadcast for it, or a yield step.
+ */
+export type PaymentPayload =
+  | {
+      family: 'EVM';
+      transaction: {
+        chainId: number;
+        type: number;
+        nonce: number;
+        to?: string;
+        value?: string;
+        data?: string;
+        gasLimit: string;
+        maxFeePerGas?: string;
+        maxPriorityFeePerGas?: string;
+        gasPrice?: string;
+      };
+    }
+  | { family: 'SOLANA'; transaction: string };
+
+export interface PaymentInput {
+  transactionId: string;
+  projectId: string;
+  apiKeyId: string | null;
+  walletId: string;
+  walletAddress: string;
+  /** The wallet's user identifier: `send.*` events carry it as `userId`. */
+  userId: string;
+  intentKind: 'transfer' | 'sign_transaction' | 'yield';
+  family: 'EVM' | 'SOLANA';
+  chainKey: string;
+  /** `send.*` events' `isDevnet`: the chain serves development keys only (Solana devnet, a test EVM chain). */
+  isDevnet: boolean;
+  /** EVM chain id as a string; null on Solana. */
+  chainId: string | null;
+  /** Solana network; null on EVM. */
+  network: string | null;
+  payload: PaymentPayload;
+  /** How long after broadcast the payment is actively monitored (the spec's 30 minutes). */
+  monitorWindowMs: number;
+  /** How often a broadcast payment's exact bytes are sent again while it is not seen on-chain. */
+  rebroadcastMs: number;
+}
+
+export type PaymentFailureStage = 'mpc_sign' | 'signature_apply' | 'signer_verify' | 'broadcast' | 'monitor_timeout';
+
+export interface PaymentFailure {
+  stage: PaymentFailureStage;
+  code: string;
+  message: string;
+}
+
+export interface PaymentContext extends PaymentInput {
+  signedTransaction: string | null;
+  hash: string | null;
+  failure: PaymentFailure | null;
+  blockNumber: string | null;
+  blockHash: string | null;
+  monitoring: { reason?: string; winningHash?: string; error?: string } | null;
+  /** Broadcast attempts that got no verdict from the node (timeouts, node down). */
+  unansweredBroadcasts: number;
+  /** When the node first accepted (or first failed to answer) the broadcast: the monitor window counts from it. */
+  broadcastAt: number | null;
+  /** Absolute epoch ms of the next WAKE: a broadcast retry, a rebroadcast, the end of the monitor window. */
+  wakeAt: number | null;
+}
+
+/** The signed bytes and their hash (EVM transaction hash, Solana signature). */
+export interface SignedPayment {
+  signedTransaction: string;
+  hash: string;
+}
+
+/** The broadcast effect's verdict. It never throws for a node's answer: the machine decides what follows. */
+export type BroadcastOutcome =
+  | { outcome: 'accepted'; at: number }
+  | { outcome: 'rejected'; code: string; message: string; at: number }
+  | { outcome: 'unanswered'; code: string; message: string; at: number };
+
+/** What the broadcast effect sends, and what it needs to tell a stale-nonce or stale-blockhash verdict apart. */
+export interface BroadcastInput {
+  chainKey: string;
+  signedTransaction: string;
+  hash: string;
+  from: string;
+  /** EVM nonce; null on Solana. */
+  nonce: number | null;
+}
+
+export type PaymentEvent = { type: 'WAKE'; at: number } | { type: 'OBSERVED'; observation: Observation; at: number };
+
+/** Bumped whenever stored states of the previous version need a migration. */
+export const PAYMENT_MACHINE_VERSION = 1;
+
+/** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
+export const BROADCAST_RETRY_MS = 2_000;
+
+/** Failure stages of the signing effect's error codes; anything else failed the signing itself. */
+const SIGN_STAGE: Readonly<Record<string, PaymentFailureStage>> = {
+  SIGNER_MISMATCH: 'signer_verify',
+  SIGNATURE_APPLY_FAILED: 'signature_apply',
+};
+
+function errorOf(e: unknown): { code: string; message: string } {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  return {
+    code: typeof err?.code === 'string' ? err.code : 'SIGNING_FAILED',
+    message: typeof err?.message === 'string' ? err.message : 'signing failed',
+  };
+}
+
+function broadcastInput({ context }: { context: PaymentContext }): BroadcastInput {
+  return {
+    chainKey: context.chainKey,
+    signedTransaction: context.signedTransaction ?? '',
+    hash: context.hash ?? '',
+    from: context.walletAddress,
+    nonce: context.payload.family === 'EVM' ? context.payload.transaction.nonce : null,
+  };
+}
+
+/**
+ * One payment (a transaction record), from signing to a final status, following the spec's status table:
+ * `pending` (signing, broadcasting, retrying an unanswered broadcast) → `submitted` → `confirmed` / `reverted` /
+ * `failed`. The record's status is derived from the state (payment-definition.ts).
+ *
+ * - Signing is an at-most-once effect: interrupted by a crash, it is never signed again (the bytes, if the
+ *   enclave made them, never left the process, so nothing can execute): the payment fails at `mpc_sign`.
+ * - Broadcasting sends the stored signed bytes; resending the exact bytes is harmless, so it is at-least-once.
+ * - The chain poller delivers `OBSERVED` when the chain shows a final inclusion or proves the transaction can
+ *   no longer execute; WAKE drives retries, rebroadcasts and the end of the monitor window.
+ * - After the monitor window the record says `failed` / `monitor_timeout` (no failed event) but the actor keeps
+ *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record.
+ */
+export const paymentMachine = setup({
+  types: {} as { context: PaymentContext; events: PaymentEvent; input: PaymentInput },
+  actors: {
+    sign: fromPromise<SignedPayment, { projectId: string; walletId: string; payload: PaymentPayload }>(async () => {
+      throw new Error('sign runs as an effect of the actor host');
+    }),
+    broadcast: fromPromise<BroadcastOutcome, BroadcastInput>(async () => {
+      throw new Error('broadcast runs as an effect of the actor host');
+    }),
+  },
+  guards: {
+    accepted: ({ event }) => (event as { output?: BroadcastOutcome }).output?.outcome === 'accepted',
+    rejected: ({ event }) => (event as { output?: BroadcastOutcome }).output?.outcome === 'rejected',
+    finalSuccess: ({ event }) =>
+      event.type === 'OBSERVED' &&
+      event.observation.status === 'included' &&
+      event.observation.final &&
+      event.observation.success,
+    finalFailure: ({ event }) =>
+      event.type === 'OBSERVED' &&
+      event.observation.status === 'included' &&
+      event.observation.final &&
+      !event.observation.success,
+    dropped: ({ event }) => event.type === 'OBSERVED' && event.observation.status === 'dropped',
+    windowOver: ({ context, event }) =>
+      event.type === 'WAKE' &&
+      context.broadcastAt !== null &&
+      event.at >= context.broadcastAt + context.monitorWindowMs,
+  },
+  actions: {
+    recordInclusion: assign(({ event }) => {
+      if (event.type !== 'OBSERVED' || event.observation.status !== 'included') return {};
+      const o = event.observation;
+      return {
+        blockNumber: o.blockNumber,
+        blockHash: o.blockHash,
+        wakeAt: null,
+        ...(o.error ? { monitoring: { error: o.error } } : {}),
+      };
+    }),
+    recordDropped: assign(({ context, event }) => {
+      if (event.type !== 'OBSERVED' || event.observation.status !== 'dropped') return {};
+      const expired = event.observation.reason === 'expired';
+      return {
+        failure: {
+          // A window that already ran out stays the stage the partner saw; otherwise the broadcast did not take.
+          stage: context.failure?.stage ?? 'broadcast',
+          code: expired ? 'TRANSACTION_EXPIRED' : 'REPLACED',
+          message: expired
+            ? 'the transaction can no longer execute: its blockhash expired and it is not on the finalized chain'
+            : 'another transaction used this nonce on the finalized chain; this one can never execute',
+        },
+        monitoring: { reason: event.observation.reason },
+        wakeAt: null,
+      };
+    }),
+    nextRebroadcast: assign(({ context, event }) => {
+      const at = (event as { at?: number }).at ?? (event as { output?: { at?: number } }).output?.at ?? 0;
+      const windowEnd =
+        context.broadcastAt === null ? Number.POSITIVE_INFINITY : context.broadcastAt + context.monitorWindowMs;
+      const next = at + context.rebroadcastMs;
+      return { wakeAt: context.failure === null && windowEnd > at ? Math.min(next, windowEnd) : next };
+    }),
+  },
+}).createMachine({
+  id: 'payment',
+  context: ({ input }) => ({
+    ...input,
+    signedTransaction: null,
+    hash: null,
+    failure: null,
+    blockNumber: null,
+    blockHash: null,
+    monitoring: null,
+    unansweredBroadcasts: 0,
+    broadcastAt: null,
+    wakeAt: null,
+  }),
+  initial: 'signing',
+  on: {
+    OBSERVED: [
+      { guard: 'finalSuccess', target: '.confirmed', actions: 'recordInclusion' },
+      { guard: 'finalFailure', target: '.reverted', actions: 'recordInclusion' },
+      { guard: 'dropped', target: '.failed', actions: 'recordDropped' },
+    ],
+  },
+  states: {
+    signing: {
+      invoke: {
+        src: 'sign',
+        input: ({ context }) => ({
+          projectId: context.projectId,
+          walletId: context.walletId,
+          payload: context.payload,
+        }),
+        onDone: {
+          target: 'broadcasting',
+          actions: assign({
+            signedTransaction: ({ event }) => event.output.signedTransaction,
+            hash: ({ event }) => event.output.hash,
+          }),
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({
+            failure: ({ event }) => {
+              const e = errorOf(event.error);
+              if (e.code === 'EFFECT_INTERRUPTED') {
+                return {
+                  stage: 'mpc_sign' as const,
+                  code: 'SIGNING_INTERRUPTED',
+                  message:
+                    'the service stopped while this payment was being signed; it is never signed again automatically and nothing was broadcast',
+                };
+              }
+              return { stage: SIGN_STAGE[e.code] ?? ('mpc_sign' as const), code: e.code, message: e.message };
+            },
+          }),
+        },
+      },
+    },
+    broadcasting: {
+      invoke: {
+        src: 'broadcast',
+        input: broadcastInput,
+        onDone: [
+          {
+            guard: 'accepted',
+            target: 'submitted',
+            actions: [
+              assign({
+                broadcastAt: ({ context, event }) => context.broadcastAt ?? event.output.at,
+              }),
+              'nextRebroadcast',
+            ],
+          },
+          {
+            guard: 'rejected',
+            target: 'failed',
+            actions: assign(({ event }) => {
+              const o = event.output as Extract<BroadcastOutcome, { outcome: 'rejected' }>;
+              return { failure: { stage: 'broadcast' as const, code: o.code, message: o.message } };
+            }),
+          },
+          {
+            target: 'retrying',
+            actions: assign(({ context, event }) => ({
+              unansweredBroadcasts: context.unansweredBroadcasts + 1,
+              broadcastAt: context.broadcastAt ?? event.output.at,
+              monitoring: { error: (event.output as { message?: string }).message ?? 'the node did not answer' },
+              wakeAt: event.output.at + BROADCAST_RETRY_MS,
+            })),
+          },
+        ],
+        onError: {
+          // The effect answers every node verdict as an outcome, so this is the effect itself failing: retry later
+          // like an unanswered send (the error carries no time, so the delay counts from the last one known).
+          target: 'retrying',
+          actions: assign(({ context, event }) => ({
+            unansweredBroadcasts: context.unansweredBroadcasts + 1,
+            monitoring: { error: errorOf(event.error).message },
+            wakeAt: (context.wakeAt ?? context.broadcastAt ?? 0) + BROADCAST_RETRY_MS,
+          })),
+        },
+      },
+    },
+    /** Status `pending`: the node did not answer; the exact bytes are sent again (they may already be in). */
+    retrying: {
+      on: {
+        WAKE: [
+          {
+            guard: 'windowOver',
+            target: 'watching',
+            actions: [
+              assign({
+                failure: () => ({
+                  stage: 'monitor_timeout' as const,
+                  code: 'MONITOR_TIMEOUT',
+                  message:
+                    'no node accepted or included the transaction within the monitor window; it may still execute later',
+                }),
+              }),
+              'nextRebroadcast',
+            ],
+          },
+          { target: 'broadcasting' },
+        ],
+      },
+    },
+    /** Status `submitted`: the node accepted the bytes; the chain poller watches for them. */
+    submitted: {
+      initial: 'waiting',
+      on: {
+        WAKE: [
+          {
+            guard: 'windowOver',
+            target: 'watching',
+            actions: [
+              assign({
+                failure: () => ({
+                  stage: 'monitor_timeout' as const,
+                  code: 'MONITOR_TIMEOUT',
+                  message:
+                    'the transaction reached no final state within the monitor window; it may still confirm later',
+                }),
+              }),
+              'nextRebroadcast',
+            ],
+          },
+          { target: '.resending', reenter: true, actions: 'nextRebroadcast' },
+        ],
+      },
+      states: {
+        waiting: {},
+        resending: {
+          invoke: {
+            src: 'broadcast',
+            input: broadcastInput,
+            onDone: { target: 'waiting' },
+            onError: { target: 'waiting' },
+          },
+        },
+      },
+    },
+    /**
+     * Status `failed` / `monitor_timeout`: the window ran out, but the bytes may still execute, so the payment keeps
+     * its hold and is still watched (and its bytes resent) until the chain shows an outcome.
+     */
+    watching: {
+      initial: 'waiting',
+      on: { WAKE: { target: '.resending', reenter: true, actions: 'nextRebroadcast' } },
+      states: {
+        waiting: {},
+        resending: {
+          invoke: {
+            src: 'broadcast',
+            input: broadcastInput,
+            onDone: { target: 'waiting' },
+            onError: { target: 'waiting' },
+          },
+        },
+      },
+    },
+    confirmed: { type: 'final' },
+    reverted: { type: 'final' },
+    failed: { type: 'final' },
+  },
+});

@@ -1,0 +1,353 @@
+/**
+ * The payment actor, its record and its events, run by the real host on a real SQLite file through the payment
+ * service, against a chain double whose node answers the test scripts (the real nodes are in
+ * test/transfers-evm.spec.ts and test/transfers-solana.spec.ts). What is proved here is the machine's rule for each
+ * node answer, including the ones a real node rarely gives on demand (no answer at all, a crash mid-signing).
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { createChainRegistry } from '../api/chain-registry.ts';
+import type { Principal } from '../api/plugins/auth.ts';
+import { createPaymentService } from '../api/services/payments.ts';
+import {
+  ChainRpcError,
+  type Observation,
+  type ObserveItem,
+  type PaymentChain,
+  type TransferIntent,
+} from '../chains/payment-chain.ts';
+import { createStore, type Store } from '../store/index.ts';
+import { createChainPoller } from './chain-poller.ts';
+import { createActorHost } from './host.ts';
+import type { PaymentPayload, SignedPayment } from './payment.machine.ts';
+import { createPaymentDefinition } from './payment-definition.ts';
+
+const ADDRESS = '0x00000000000000000000000000000000000000A1';
+const principal: Principal = {
+  keyId: 'key',
+  projectId: 'proj',
+  environment: 'development',
+  plan: 'enterprise',
+  rateLimitPerMinute: 1000,
+};
+
+/** A chain whose node answers what the test sets: `broadcastAnswer` per call, `seen` per hash. */
+function scriptedChain() {
+  const state = {
+    broadcasts: [] as string[],
+    broadcastAnswer: (): void => undefined,
+    seen: new Map<string, Observation>(),
+    observed: [] as ObserveItem[][],
+  };
+  const chain: PaymentChain = {
+    family: 'EVM',
+    key: 'evm:31337',
+    environment: 'any',
+    async buildTransfer(_from: string, intent: TransferIntent) {
+      return {
+        family: 'EVM',
+        chainId: 31337,
+        type: 2,
+        to: intent.to,
+        value: intent.value,
+        data: '0x',
+        gasLimit: '25200',
+        maxFeePerGas: '2000000000',
+        maxPriorityFeePerGas: '1000000000',
+      };
+    },
+    async estimateFee() {
+      throw new Error('not used');
+    },
+    async pendingNonce() {
+      return 7;
+    },
+    async broadcast(signed: string) {
+      state.broadcasts.push(signed);
+      state.broadcastAnswer();
+    },
+    async observe(items: readonly ObserveItem[]) {
+      state.observed.push([...items]);
+      const observations = new Map<string, Observation>();
+      for (const i of items) {
+        const o = state.seen.get(i.hash);
+        if (o) observations.set(i.hash, o);
+      }
+      return { observations, roundTrips: 1 };
+    },
+  };
+  return { chain, state };
+}
+
+function setup(
+  opts: { monitorWindowMs?: number; sign?: (p: PaymentPayload) => Promise<SignedPayment>; file?: string } = {},
+) {
+  const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
+  const store = createStore(file);
+  if (!opts.file) seed(store);
+  const { chain, state } = scriptedChain();
+  const chains = createChainRegistry(
+    { evm: [{ chainId: 31337, rpcUrl: 'http://127.0.0.1:1', environment: 'any' }] },
+    {
+      evm: () => chain,
+      solana: () => chain,
+    },
+  );
+  const signed: PaymentPayload[] = [];
+  let n = 0;
+  const sign =
+    opts.sign ??
+    (async (p: PaymentPayload) => {
+      signed.push(p);
+      n += 1;
+      return { signedTransaction: `0xsigned${n}`, hash: `0xhash${n}` };
+    });
+  const host = createActorHost({
+    store: store.actors,
+    log: () => undefined,
+    retryBaseMs: 5,
+    definitions: [
+      createPaymentDefinition({
+        transactions: store.transactions,
+        outbox: store.outbox,
+        sign: (i) => sign(i.payload),
+        chain: (k) => chains.get(k),
+      }),
+    ],
+  });
+  const wallet = store.wallets.getAny('w1')!;
+  const payments = createPaymentService({
+    store,
+    host,
+    signing: {
+      admitPayment: async () => store.wallets.getAny('w1')!,
+      signPayment: async () => {
+        throw new Error('not used');
+      },
+    },
+    chains,
+    monitorWindowMs: opts.monitorWindowMs ?? 60_000,
+    rebroadcastMs: 60_000,
+  });
+  const poller = createChainPoller({ chain, transactions: store.transactions, host, intervalMs: 1_000_000 });
+  return { store, host, payments, poller, state, signed, wallet, file };
+}
+
+function seed(store: Store) {
+  const at = new Date().toISOString();
+  store.projects.insert({ id: 'proj', name: 'p', plan: 'enterprise', createdAt: at });
+  store.wallets.insert({
+    id: 'w1',
+    projectId: 'proj',
+    type: 'EVM',
+    scheme: 'DKLS',
+    status: 'creating',
+    userIdentifier: 'user-1',
+    userIdentifierType: 'CUSTOM_ID',
+    createdAt: at,
+    updatedAt: at,
+    seq: store.wallets.nextSeq(),
+  });
+  store.wallets.markReady('w1', { address: ADDRESS, publicKey: '04', updatedAt: at });
+}
+
+const transfer = { to: '0x000000000000000000000000000000000000dEaD', value: '5', chainId: '31337' };
+
+function events(store: Store): Array<{ type: string; data: Record<string, unknown> }> {
+  return store.outbox.pending(100).map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+}
+
+test('a transfer is recorded, signed with the allocated nonce, broadcast, then confirmed by the poller', async () => {
+  const t = setup();
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  assert.equal(answer.status, 'submitted');
+  assert.equal(answer.txHash, '0xhash1');
+  assert.equal(t.state.broadcasts.length, 1);
+  const payload = t.signed[0]!;
+  assert.equal(payload.family === 'EVM' && payload.transaction.nonce, 7);
+
+  let record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.equal(record.status, 'submitted');
+  assert.equal(record.unresolved, 1);
+
+  // Not final yet: nothing delivered, the record stays submitted.
+  t.state.seen.set('0xhash1', { status: 'included', final: false, success: true, blockNumber: '9', blockHash: '0xb9' });
+  assert.equal((await t.poller.pollOnce()).delivered, 0);
+  t.state.seen.set('0xhash1', { status: 'included', final: true, success: true, blockNumber: '9', blockHash: '0xb9' });
+  const round = await t.poller.pollOnce();
+  assert.deepEqual([round.watched, round.delivered], [1, 1]);
+  record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.deepEqual(
+    [record.status, record.blockNumber, record.blockHash, record.unresolved],
+    ['confirmed', '9', '0xb9', 0],
+  );
+  assert.equal((await t.poller.pollOnce()).watched, 0, 'a resolved record is no longer looked up');
+
+  const types = events(t.store).map((e) => e.type);
+  assert.deepEqual(types, ['send.broadcasted', 'rest.transaction.confirmed', 'send.confirmed']);
+  const confirmed = events(t.store)[1]!.data;
+  assert.equal(confirmed['transactionId'], answer.transactionId);
+  assert.equal(confirmed['blockNumber'], '9');
+  assert.equal(confirmed['partnerId'], 'proj');
+
+  // The next payment takes the next nonce even if the node's pending count lags behind the records.
+  const second = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in second);
+  assert.equal(t.signed[1]!.family === 'EVM' && t.signed[1]!.transaction.nonce, 8);
+  await t.host.stop();
+});
+
+test('one pending payment per wallet and chain: the second is refused with 409, not queued', async () => {
+  const t = setup();
+  await t.host.start();
+  const first = await t.payments.transfer(principal, 'w1', transfer);
+  await assert.rejects(
+    t.payments.transfer(principal, 'w1', transfer),
+    (err: { code?: string; httpStatus?: number; details?: Record<string, unknown> }) => {
+      assert.equal(err.code, 'WALLET_TRANSACTION_UNRESOLVED');
+      assert.equal(err.httpStatus, 409);
+      assert.equal(err.details?.['blockingTransactionId'], 'transactionId' in first ? first.transactionId : undefined);
+      return true;
+    },
+  );
+  assert.equal(t.state.broadcasts.length, 1);
+  assert.equal(t.store.transactions.list('proj', 'w1', { limit: 10 }).length, 1);
+  await t.host.stop();
+});
+
+test("a node's rejection fails the payment at broadcast, with the record id and signed bytes in the answer", async () => {
+  const t = setup();
+  await t.host.start();
+  t.state.broadcastAnswer = () => {
+    throw new ChainRpcError('final', 'INSUFFICIENT_NATIVE_BALANCE', 'insufficient funds for gas * price + value');
+  };
+  const err = (await t.payments.transfer(principal, 'w1', transfer).catch((e: unknown) => e)) as {
+    code: string;
+    httpStatus: number;
+    details: Record<string, unknown>;
+  };
+  assert.equal(err.code, 'INSUFFICIENT_NATIVE_BALANCE');
+  assert.equal(err.httpStatus, 400);
+  assert.equal(err.details['failureStage'], 'broadcast');
+  assert.equal(err.details['signedTransaction'], '0xsigned1');
+  const record = t.store.transactions.getAny(err.details['transactionId'] as string)!;
+  assert.deepEqual(
+    [record.status, record.failureStage, record.failureCode, record.unresolved],
+    ['failed', 'broadcast', 'INSUFFICIENT_NATIVE_BALANCE', 0],
+  );
+  const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!.data;
+  assert.deepEqual([failed['status'], failed['failureStage']], ['failed', 'broadcast']);
+  assert.ok(events(t.store).some((e) => e.type === 'send.failed'));
+  // The hold is released: the wallet can pay again.
+  t.state.broadcastAnswer = () => undefined;
+  const again = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in again);
+  // The failed payment never consumed its nonce: the next one takes the same.
+  assert.equal(t.signed[1]!.family === 'EVM' && t.signed[1]!.transaction.nonce, 7);
+  await t.host.stop();
+});
+
+test('a node that does not answer leaves the payment pending; the same bytes are sent again until accepted', async () => {
+  const t = setup();
+  await t.host.start();
+  let down = true;
+  t.state.broadcastAnswer = () => {
+    if (down) throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', 'connection refused');
+  };
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  assert.equal(answer.status, 'pending');
+  assert.equal(t.store.transactions.getAny(answer.transactionId)!.status, 'pending');
+  down = false;
+  const view = await t.host.waitFor(
+    answer.transactionId,
+    (v) => v.value === 'submitted' || (typeof v.value === 'object' && 'submitted' in v.value),
+  );
+  assert.ok(view);
+  assert.deepEqual(new Set(t.state.broadcasts), new Set(['0xsigned1']), 'only the stored bytes are ever sent');
+  assert.ok(t.state.broadcasts.length >= 2);
+  assert.equal(t.signed.length, 1, 'signed once');
+  await t.host.stop();
+});
+
+test('after the monitor window the record says failed/monitor_timeout without an event, and a later confirmation wins', async () => {
+  const t = setup({ monitorWindowMs: 200 });
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  await t.host.waitFor(answer.transactionId, (v) =>
+    typeof v.value === 'object' ? 'watching' in v.value : v.value === 'watching',
+  );
+  let record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.deepEqual([record.status, record.failureStage, record.unresolved], ['failed', 'monitor_timeout', 1]);
+  assert.ok(!events(t.store).some((e) => e.type === 'rest.transaction.failed'), 'no failed event for a timeout');
+  await assert.rejects(t.payments.transfer(principal, 'w1', transfer), { code: 'WALLET_TRANSACTION_UNRESOLVED' });
+
+  t.state.seen.set('0xhash1', {
+    status: 'included',
+    final: true,
+    success: false,
+    blockNumber: '12',
+    blockHash: '0xbc',
+  });
+  await t.poller.pollOnce();
+  record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.deepEqual(
+    [record.status, record.blockNumber, record.unresolved, record.failureStage],
+    ['reverted', '12', 0, null],
+  );
+  const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!.data;
+  assert.equal(failed['status'], 'reverted');
+  await t.host.stop();
+});
+
+test('a transaction proven unable to execute fails with TRANSACTION_EXPIRED and releases the wallet', async () => {
+  const t = setup();
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  t.state.seen.set('0xhash1', { status: 'dropped', reason: 'expired' });
+  await t.poller.pollOnce();
+  const record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.deepEqual(
+    [record.status, record.failureCode, record.unresolved, JSON.parse(record.monitoring!).reason],
+    ['failed', 'TRANSACTION_EXPIRED', 0, 'expired'],
+  );
+  await t.host.stop();
+});
+
+test('a signing interrupted by a stop is never signed again: the payment fails at mpc_sign on the next start', async () => {
+  let calls = 0;
+  const t = setup({
+    sign: () => {
+      calls += 1;
+      return new Promise<SignedPayment>(() => undefined);
+    },
+  });
+  await t.host.start();
+  const pending = t.payments.transfer(principal, 'w1', transfer).catch((e: unknown) => e);
+  while (t.store.transactions.list('proj', 'w1', { limit: 1 }).length === 0) await new Promise((r) => setTimeout(r, 5));
+  await t.host.stop();
+  void pending;
+  t.store.close();
+
+  const again = setup({ file: t.file });
+  await again.host.start();
+  const [row] = again.store.transactions.list('proj', 'w1', { limit: 1 });
+  const view = await again.host.waitFor(row!.id, (v) => v.status === 'done');
+  assert.equal(view.value, 'failed');
+  const record = again.store.transactions.getAny(row!.id)!;
+  assert.deepEqual(
+    [record.status, record.failureStage, record.failureCode, record.unresolved],
+    ['failed', 'mpc_sign', 'SIGNING_INTERRUPTED', 0],
+  );
+  assert.equal(calls, 1);
+  assert.equal(again.signed.length, 0, 'the new start did not sign');
+  assert.equal(again.state.broadcasts.length, 0, 'nothing was broadcast');
+  await again.host.stop();
+});

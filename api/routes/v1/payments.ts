@@ -1,0 +1,110 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { errorResponses } from '../../schemas/common.ts';
+import {
+  BroadcastResult,
+  FeeEstimateResult,
+  ListTransactionsQuery,
+  SignOnlyTransferResult,
+  TransactionList,
+  TransactionParams,
+  TransactionRecord,
+  TransferBody,
+} from '../../schemas/payments.ts';
+import { WalletIdParams } from '../../schemas/wallets.ts';
+import type { PaymentService } from '../../services/payments.ts';
+
+/** 409: another payment holds the wallet on the chain; 503: the chain's node or the enclave did not answer. */
+const PAYMENT_ERRORS = errorResponses(400, 401, 403, 404, 409, 429, 500, 503);
+const READ_ERRORS = errorResponses(400, 401, 403, 404, 429);
+
+/**
+ * Runs a broadcasting use case and sets `x-transaction-id` on its answer, success or failure: once the record
+ * exists, a failure answer carries its id too (spec: transaction history routes).
+ */
+export async function withTransactionId<T extends object>(reply: FastifyReply, run: () => Promise<T>): Promise<T> {
+  try {
+    const result = await run();
+    const id = (result as { transactionId?: unknown }).transactionId;
+    if (typeof id === 'string') reply.header('x-transaction-id', id);
+    return result;
+  } catch (err) {
+    const id = (err as { details?: { transactionId?: unknown } }).details?.transactionId;
+    if (typeof id === 'string') reply.header('x-transaction-id', id);
+    throw err;
+  }
+}
+
+/** `transfer`, `estimate-fee` and the transaction history of EVM and Solana wallets. */
+export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService }> = async (app, { payments }) => {
+  app.post(
+    '/wallets/:walletId/transfer',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: 'Build, sign and broadcast a transfer (EVM, SOLANA)',
+        description:
+          'Native or token (ERC-20, SPL) transfer. The answer comes once the node accepted the signed bytes (status submitted) or did not answer (status pending; the service keeps sending the same bytes). A node rejection answers 4xx with the failure code (for example INSUFFICIENT_NATIVE_BALANCE), transactionId and signedTransaction. 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved.',
+        security: [{ apiKey: [] }],
+        params: WalletIdParams,
+        body: TransferBody,
+        response: { 200: { anyOf: [BroadcastResult, SignOnlyTransferResult] }, ...PAYMENT_ERRORS },
+      },
+    },
+    async (req, reply) =>
+      withTransactionId(reply, () => payments.transfer(req.principal, req.params.walletId, req.body)),
+  );
+
+  app.post(
+    '/wallets/:walletId/estimate-fee',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: 'Preview the fees of a transfer (EVM, SOLANA)',
+        description:
+          'Same body as transfer; nothing is signed, broadcast or recorded. EVM: gas limit (estimate + 20%), fee fields, most and expected fee in wei. SOLANA: base, priority and total fee in lamports, and the rent of a recipient token account the transfer would create.',
+        security: [{ apiKey: [] }],
+        params: WalletIdParams,
+        body: TransferBody,
+        response: { 200: FeeEstimateResult, ...PAYMENT_ERRORS },
+      },
+    },
+    async (req) => payments.estimateFee(req.principal, req.params.walletId, req.body),
+  );
+
+  app.get(
+    '/wallets/:walletId/transactions',
+    {
+      schema: {
+        tags: ['transactions'],
+        summary: "List a wallet's transaction records, newest first",
+        security: [{ apiKey: [] }],
+        params: WalletIdParams,
+        querystring: ListTransactionsQuery,
+        response: { 200: TransactionList, ...READ_ERRORS },
+      },
+    },
+    async (req) =>
+      payments.list(req.principal, req.params.walletId, {
+        ...(req.query.status !== undefined ? { status: req.query.status } : {}),
+        ...(req.query.intentKind !== undefined ? { intentKind: req.query.intentKind } : {}),
+        ...(req.query.cursor !== undefined ? { cursor: req.query.cursor } : {}),
+        ...(req.query.limit !== undefined ? { limit: Number(req.query.limit) } : {}),
+      }),
+  );
+
+  app.get(
+    '/wallets/:walletId/transactions/:transactionId',
+    {
+      schema: {
+        tags: ['transactions'],
+        summary: 'Get one transaction record',
+        description: "404 for an unknown record and for another partner's record alike.",
+        security: [{ apiKey: [] }],
+        params: TransactionParams,
+        response: { 200: TransactionRecord, ...READ_ERRORS },
+      },
+    },
+    async (req) => payments.get(req.principal, req.params.walletId, req.params.transactionId),
+  );
+};

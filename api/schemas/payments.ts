@@ -1,0 +1,132 @@
+import { Type } from '@sinclair/typebox';
+import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
+
+export const TransferBody = Type.Object(
+  {
+    to: Type.String({ minLength: 1, maxLength: 128, description: 'Recipient address.' }),
+    value: Type.String({
+      minLength: 1,
+      maxLength: 80,
+      description: 'Positive integer in the smallest unit (wei, lamports, or token units).',
+    }),
+    chainId: Type.Optional(
+      Type.Union([Type.String({ maxLength: 20 }), Type.Integer({ minimum: 1 })], {
+        description: 'EVM chain id (required for EVM wallets; refused for SOLANA).',
+      }),
+    ),
+    network: Type.Optional(
+      StringEnum(['SOLANA', 'SOLANA_DEVNET'], {
+        description: 'SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.',
+      }),
+    ),
+    tokenAddress: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'ERC-20 contract or SPL mint; omit for native.' }),
+    ),
+    kind: Type.Optional(
+      StringEnum(['NATIVE', 'ERC20', 'SPL'], {
+        description: 'Default NATIVE, or the token kind of the wallet type when tokenAddress is given.',
+      }),
+    ),
+    broadcast: Type.Optional(
+      Type.Boolean({
+        description: 'Default true: build, sign, broadcast and record. false: build and sign only (no record).',
+      }),
+    ),
+    addressScreening: Type.Optional(
+      Type.Boolean({ description: 'Address screening is not available on this service: true is refused.' }),
+    ),
+    autoRetry: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'Not available in this version: refused.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BroadcastResult = Type.Object({
+  signedTransaction: Type.String({ description: 'EVM: 0x raw transaction. SOLANA: base64 wire transaction.' }),
+  txHash: Type.String({ description: 'EVM transaction hash, or Solana signature (Base58).' }),
+  transactionId: Type.String({ description: 'The transaction record (also in header x-transaction-id).' }),
+  status: Type.String({
+    description:
+      'The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes).',
+  }),
+});
+
+export const SignOnlyTransferResult = Type.Object({
+  signedTransaction: Type.String(),
+});
+
+export const FeeEstimateResult = Type.Union([
+  Type.Object(
+    {
+      family: Type.Literal('EVM'),
+      chainId: Type.String(),
+      type: Type.Union([Type.Literal(0), Type.Literal(2)]),
+      gasLimit: Type.String({ description: 'Estimated gas plus the 20% buffer.' }),
+      maxFeePerGas: Type.Optional(Type.String()),
+      maxPriorityFeePerGas: Type.Optional(Type.String()),
+      gasPrice: Type.Optional(Type.String()),
+      baseFeePerGas: Type.Optional(Type.String()),
+      maxFee: Type.String({ description: 'gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be.' }),
+      expectedFee: Type.String({ description: 'gasLimit × (base fee + tip, or gasPrice), wei, at current prices.' }),
+    },
+    { title: 'EvmFeeEstimate' },
+  ),
+  Type.Object(
+    {
+      family: Type.Literal('SOLANA'),
+      network: Type.String(),
+      baseFee: Type.String({ description: 'Lamports per signature × signatures.' }),
+      computeUnitLimit: Type.String(),
+      computeUnitPriceMicroLamports: Type.String(),
+      priorityFee: Type.String({ description: 'computeUnitLimit × price / 10^6, rounded up, lamports.' }),
+      accountCreationRent: Type.String({
+        description: "Rent of the recipient's token account when the transfer creates it (not a fee), lamports.",
+      }),
+      totalFee: Type.String({ description: 'baseFee + priorityFee, lamports.' }),
+    },
+    { title: 'SolanaFeeEstimate' },
+  ),
+]);
+
+export const TransactionRecord = Type.Object(
+  {
+    transactionId: Type.String(),
+    intentKind: Type.String({ description: 'transfer, sign_transaction or yield.' }),
+    type: Type.String({ description: 'Wallet type: EVM or SOLANA.' }),
+    status: Type.String({
+      description: 'pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal.',
+    }),
+    hash: Type.Union([Type.String(), Type.Null()]),
+    blockNumber: Type.Optional(Type.String()),
+    blockHash: Type.Optional(Type.String()),
+    failureStage: Type.Optional(Type.String()),
+    failureCode: Type.Optional(Type.String()),
+    failureMessage: Type.Optional(Type.String()),
+    monitoring: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    chainId: Type.Optional(Type.String()),
+    network: Type.Optional(Type.String()),
+    to: Type.Optional(Type.String()),
+    value: Type.Optional(Type.String()),
+    tokenAddress: Type.Optional(Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+export const TransactionList = Paginated(TransactionRecord);
+
+export const ListTransactionsQuery = Type.Object(
+  {
+    status: Type.Optional(StringEnum(['pending', 'submitted', 'confirmed', 'reverted', 'failed'])),
+    intentKind: Type.Optional(StringEnum(['transfer', 'sign_transaction', 'yield'])),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TransactionParams = Type.Object({
+  walletId: Type.String({ minLength: 1, maxLength: 128 }),
+  transactionId: Type.String({ minLength: 1, maxLength: 128 }),
+});

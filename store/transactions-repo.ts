@@ -1,0 +1,184 @@
+import type Database from 'better-sqlite3';
+
+/** A transaction record as stored (the `transactions` table, snake_case columns mapped to these names). */
+export interface TransactionRow {
+  id: string;
+  projectId: string;
+  apiKeyId: string | null;
+  walletId: string;
+  intentKind: 'transfer' | 'sign_transaction' | 'yield';
+  type: 'EVM' | 'SOLANA';
+  chainKey: string;
+  chainId: string | null;
+  network: string | null;
+  status: string;
+  hash: string | null;
+  blockNumber: string | null;
+  blockHash: string | null;
+  failureStage: string | null;
+  failureCode: string | null;
+  failureMessage: string | null;
+  /** JSON text. */
+  monitoring: string | null;
+  toAddress: string | null;
+  value: string | null;
+  tokenAddress: string | null;
+  nonce: number | null;
+  recentBlockhash: string | null;
+  lastValidBlockHeight: number | null;
+  signedTransaction: string | null;
+  unresolved: number;
+  createdAt: string;
+  updatedAt: string;
+  resolvedAt: string | null;
+  seq: number;
+}
+
+/** The fields a payment actor's step writes. */
+export type TransactionProgress = Pick<
+  TransactionRow,
+  | 'status'
+  | 'hash'
+  | 'blockNumber'
+  | 'blockHash'
+  | 'failureStage'
+  | 'failureCode'
+  | 'failureMessage'
+  | 'monitoring'
+  | 'signedTransaction'
+  | 'unresolved'
+  | 'updatedAt'
+  | 'resolvedAt'
+>;
+
+export interface TransactionListFilter {
+  status?: string;
+  intentKind?: string;
+  /** Only rows with seq below this (newest-first paging). */
+  beforeSeq?: number;
+  limit: number;
+}
+
+/** A record the chain poller looks up. */
+export interface WatchedTransaction {
+  id: string;
+  hash: string;
+  from: string;
+  nonce: number | null;
+  recentBlockhash: string | null;
+  lastValidBlockHeight: number | null;
+}
+
+const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id as walletId, intent_kind as intentKind,
+  type, chain_key as chainKey, chain_id as chainId, network, status, hash, block_number as blockNumber,
+  block_hash as blockHash, failure_stage as failureStage, failure_code as failureCode,
+  failure_message as failureMessage, monitoring, to_address as toAddress, value, token_address as tokenAddress,
+  nonce, recent_blockhash as recentBlockhash, last_valid_block_height as lastValidBlockHeight,
+  signed_transaction as signedTransaction, unresolved, created_at as createdAt, updated_at as updatedAt,
+  resolved_at as resolvedAt, seq`;
+
+/**
+ * Transaction records. Reads for partners are scoped to a project and a wallet: another partner's record does
+ * not exist. Writes run inside the writer's transactions (a record is inserted with its payment actor's initial
+ * state and updated with each of its steps).
+ */
+export function createTransactionsRepo(sqlite: Database.Database) {
+  const insertStmt = sqlite.prepare(
+    `insert into transactions (id, project_id, api_key_id, wallet_id, intent_kind, type, chain_key, chain_id, network,
+      status, hash, block_number, block_hash, failure_stage, failure_code, failure_message, monitoring, to_address,
+      value, token_address, nonce, recent_blockhash, last_valid_block_height, signed_transaction, unresolved,
+      created_at, updated_at, resolved_at, seq)
+     values (@id, @projectId, @apiKeyId, @walletId, @intentKind, @type, @chainKey, @chainId, @network, @status, @hash,
+      @blockNumber, @blockHash, @failureStage, @failureCode, @failureMessage, @monitoring, @toAddress, @value,
+      @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @createdAt,
+      @updatedAt, @resolvedAt, @seq)`,
+  );
+  const progressStmt = sqlite.prepare(
+    `update transactions set status = @status, hash = @hash, block_number = @blockNumber, block_hash = @blockHash,
+      failure_stage = @failureStage, failure_code = @failureCode, failure_message = @failureMessage,
+      monitoring = @monitoring, signed_transaction = @signedTransaction, unresolved = @unresolved,
+      updated_at = @updatedAt, resolved_at = @resolvedAt
+     where id = @id`,
+  );
+  const byId = sqlite.prepare(`select ${COLUMNS} from transactions where id = ?`);
+  const byWallet = sqlite.prepare(
+    `select ${COLUMNS} from transactions where id = ? and project_id = ? and wallet_id = ?`,
+  );
+  const holder = sqlite.prepare('select id from transactions where wallet_id = ? and chain_key = ? and unresolved = 1');
+  const maxNonce = sqlite.prepare(
+    `select max(nonce) as n from transactions
+     where wallet_id = ? and chain_key = ? and nonce is not null and status in ('confirmed', 'reverted')`,
+  );
+  const watchStmt = sqlite.prepare(
+    `select t.id, t.seq, t.hash, w.address as "from", t.nonce, t.recent_blockhash as recentBlockhash,
+       t.last_valid_block_height as lastValidBlockHeight
+     from transactions t join wallets w on w.id = t.wallet_id
+     where t.chain_key = ? and t.unresolved = 1 and t.hash is not null and t.seq > ?
+     order by t.seq limit ?`,
+  );
+  const releaseStmt = sqlite.prepare(
+    'update transactions set unresolved = 0, updated_at = ?, resolved_at = coalesce(resolved_at, ?) where id = ?',
+  );
+  const maxSeq = sqlite.prepare('select max(seq) as m from transactions');
+  let lastSeq: number | undefined;
+
+  return {
+    /** Inside a transaction. Throws a unique violation when the wallet already holds an unresolved record there. */
+    insert(row: TransactionRow): void {
+      insertStmt.run(row);
+    },
+    nextSeq(): number {
+      if (lastSeq === undefined) lastSeq = (maxSeq.get() as { m: number | null }).m ?? 0;
+      lastSeq += 1;
+      return lastSeq;
+    },
+    /** Inside a transaction. */
+    progress(id: string, p: TransactionProgress): void {
+      progressStmt.run({ id, ...p });
+    },
+    /** Inside a transaction: the operator released (abandoned) the payment. */
+    release(id: string, at: string): void {
+      releaseStmt.run(at, at, id);
+    },
+    getAny(id: string): TransactionRow | undefined {
+      return byId.get(id) as TransactionRow | undefined;
+    },
+    get(projectId: string, walletId: string, id: string): TransactionRow | undefined {
+      return byWallet.get(id, projectId, walletId) as TransactionRow | undefined;
+    },
+    /** The unresolved record holding the wallet on that chain, if any. */
+    holder(walletId: string, chainKey: string): string | undefined {
+      return (holder.get(walletId, chainKey) as { id: string } | undefined)?.id;
+    },
+    /** The highest nonce a settled record of the wallet on that chain used (EVM), or null. */
+    highestSettledNonce(walletId: string, chainKey: string): number | null {
+      return (maxNonce.get(walletId, chainKey) as { n: number | null }).n;
+    },
+    /** Unresolved records with a hash on a chain, in insertion order after `afterSeq` (the poller's pages). */
+    watched(chainKey: string, afterSeq: number, limit: number): Array<WatchedTransaction & { seq: number }> {
+      return watchStmt.all(chainKey, afterSeq, limit) as Array<WatchedTransaction & { seq: number }>;
+    },
+    list(projectId: string, walletId: string, f: TransactionListFilter): TransactionRow[] {
+      const where = ['project_id = ?', 'wallet_id = ?'];
+      const params: Array<string | number> = [projectId, walletId];
+      if (f.status !== undefined) {
+        where.push('status = ?');
+        params.push(f.status);
+      }
+      if (f.intentKind !== undefined) {
+        where.push('intent_kind = ?');
+        params.push(f.intentKind);
+      }
+      if (f.beforeSeq !== undefined) {
+        where.push('seq < ?');
+        params.push(f.beforeSeq);
+      }
+      params.push(f.limit);
+      return sqlite
+        .prepare(`select ${COLUMNS} from transactions where ${where.join(' and ')} order by seq desc limit ?`)
+        .all(...params) as TransactionRow[];
+    },
+  };
+}
+
+export type TransactionsRepo = ReturnType<typeof createTransactionsRepo>;

@@ -1,0 +1,243 @@
+/**
+ * Transfer benchmarks against the running appliance (supervisor, enclave and API processes) and a real anvil node.
+ * Prints figures; asserts nothing. Run: `npm run bench:transfers`.
+ *
+ *   BENCH_TRANSFERS        transfers in the throughput phase, one per wallet (default 3000)
+ *   BENCH_CONNECTIONS      autocannon connections (default 64)
+ *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
+ *   BENCH_ONLY             comma list: throughput,pending (default both)
+ *
+ * throughput: ≥ 300 EVM transfers/s accepted and broadcast from distinct wallets, p99 < 200 ms (issue 10). Beside it,
+ * the node's own limit measured in the same run: anvil taking pre-signed raw transactions as fast as it can.
+ * pending: 50, 500 and 5,000 transfers pending at once (anvil not mining): the RPC round trips of one polling round
+ * at each level, then the time from the blocks that include and finalize them to every record `confirmed`.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startAnvil } from '../../fixtures/anvil.ts';
+import { rpc } from '../../fixtures/evm-helpers.ts';
+import { createPartnerKey } from '../helpers/http.ts';
+import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+
+const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 3000);
+const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 64);
+const POLL_MS = Number(process.env['BENCH_POLL_MS'] ?? 1000);
+const ONLY = (process.env['BENCH_ONLY'] ?? 'throughput,pending').split(',');
+const PENDING_LEVELS = [50, 500, 5000];
+const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+
+/** Funds addresses in JSON-RPC batches of anvil_setBalance. */
+async function fund(rpcUrl: string, addresses: string[]): Promise<void> {
+  for (let i = 0; i < addresses.length; i += 500) {
+    const batch = addresses.slice(i, i + 500).map((a, j) => ({
+      jsonrpc: '2.0',
+      id: j,
+      method: 'anvil_setBalance',
+      params: [a, '0xde0b6b3a7640000'],
+    }));
+    const r = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(batch),
+    });
+    await r.text();
+  }
+}
+
+/** Ready EVM wallets, created `concurrency` at a time. */
+async function createWallets(url: string, headers: Record<string, string>, count: number, prefix: string) {
+  const out: Array<{ id: string; address: string }> = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < count) {
+        const i = next++;
+        const r = await fetch(`${url}/v1/wallets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ type: 'EVM', userIdentifier: `${prefix}-${i}`, userIdentifierType: 'CUSTOM_ID' }),
+        });
+        if (r.status !== 201) throw new Error(`wallet creation answered ${r.status}: ${await r.text()}`);
+        out.push((await r.json()) as { id: string; address: string });
+      }
+    }),
+  );
+  return out;
+}
+
+/** anvil's own rate for eth_sendRawTransaction of pre-signed transfers from distinct accounts, 64 in flight. */
+async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
+  const chainId = Number(await rpc<string>(rpcUrl, 'eth_chainId'));
+  const gasPrice = BigInt(await rpc<string>(rpcUrl, 'eth_gasPrice')) * 2n;
+  const raws: string[] = [];
+  const accounts = Array.from({ length: count }, (_, i) =>
+    privateKeyToAccount(`0x${(i + 1).toString(16).padStart(64, '7')}`),
+  );
+  await fund(
+    rpcUrl,
+    accounts.map((a) => a.address),
+  );
+  for (const a of accounts) {
+    raws.push(
+      await a.signTransaction({
+        chainId,
+        type: 'eip1559',
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gas: 25200n,
+        maxFeePerGas: gasPrice,
+        maxPriorityFeePerGas: 1n,
+      }),
+    );
+  }
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < raws.length) {
+        const raw = raws[next++]!;
+        const r = await fetch(rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),
+        });
+        await r.text();
+      }
+    }),
+  );
+  return raws.length / ((performance.now() - t0) / 1000);
+}
+
+async function metric(adminUrl: string, name: string): Promise<number> {
+  const text = await (
+    await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })
+  ).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
+  return line ? Number(line.split(' ').pop()) : Number.NaN;
+}
+
+async function main(): Promise<void> {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
+  // Interval mining: a block a second, as a chain does (automine would make the node mine a block per transfer).
+  const anvil = await startAnvil({ blockTimeSeconds: 1, slotsInAnEpoch: 1 });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-chains-'));
+  const chainsFile = path.join(dir, 'chains.json');
+  fs.writeFileSync(chainsFile, JSON.stringify({ evm: [{ chainId: 31337, rpcUrl: anvil.rpcUrl, environment: 'any' }] }));
+  const svc = await startAppliance({ env: { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: String(POLL_MS) } });
+  try {
+    const { secretKey } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
+      plan: 'enterprise',
+      rateLimitPerMinute: 10_000_000,
+    });
+    const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
+
+    if (ONLY.includes('throughput')) {
+      const wallets = await createWallets(svc.url, headers, TRANSFERS, 'tp');
+      await fund(
+        anvil.rpcUrl,
+        wallets.map((w) => w.address),
+      );
+      let n = 0;
+      const r = await autocannon({
+        url: svc.url,
+        connections: CONNECTIONS,
+        amount: TRANSFERS,
+        requests: [
+          {
+            method: 'POST',
+            headers,
+            setupRequest: (req) => {
+              const w = wallets[n++ % wallets.length]!;
+              return {
+                ...req,
+                path: `/v1/wallets/${w.id}/transfer`,
+                body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
+              };
+            },
+          },
+        ],
+      });
+      const bad = r.non2xx + r.errors + r.timeouts;
+      const rate = r.requests.total / (r.duration || 1);
+      console.log(
+        `transfers accepted and broadcast   ${rate.toFixed(0).padStart(6)} /s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   max ${r.latency.max} ms   total ${r.requests.total}   non-2xx/errors ${bad}`,
+      );
+      const raw = await nodeRawRate(anvil.rpcUrl, 3000);
+      console.log(
+        `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); transfers are ${(rate / raw).toFixed(2)} of it`,
+      );
+    }
+
+    if (ONLY.includes('pending')) {
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [0]);
+      await rpc(anvil.rpcUrl, 'evm_setAutomine', [false]);
+      const total = PENDING_LEVELS[PENDING_LEVELS.length - 1]!;
+      const wallets = await createWallets(svc.url, headers, total, 'pending');
+      await fund(
+        anvil.rpcUrl,
+        wallets.map((w) => w.address),
+      );
+      const sent: Array<{ walletId: string; transactionId: string }> = [];
+      for (const level of PENDING_LEVELS) {
+        let next = sent.length;
+        await Promise.all(
+          Array.from({ length: 64 }, async () => {
+            while (next < level) {
+              const w = wallets[next++]!;
+              const r = await fetch(`${svc.url}/v1/wallets/${w.id}/transfer`, {
+                method: 'POST',
+                headers,
+                body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
+              });
+              const body = (await r.json()) as { transactionId?: string };
+              if (r.status !== 200 || !body.transactionId) throw new Error(`transfer answered ${r.status}`);
+              sent.push({ walletId: w.id, transactionId: body.transactionId });
+            }
+          }),
+        );
+        // Two full rounds after the level is reached, so the last one saw every pending record.
+        await new Promise((r) => setTimeout(r, 2 * POLL_MS + 200));
+        const watched = await metric(svc.adminUrl, 'chain_poll_watched');
+        const trips = await metric(svc.adminUrl, 'chain_poll_round_trips');
+        console.log(
+          `pending ${String(level).padStart(5)}: a polling round looked up ${watched} records in ${trips} RPC round trips`,
+        );
+      }
+      // Include every pending transfer and finalize the blocks (finalized trails by two), then time the records.
+      const t0 = performance.now();
+      await rpc(anvil.rpcUrl, 'anvil_mine', ['0x10']);
+      const minedMs = performance.now() - t0;
+      const db = (await import('better-sqlite3')).default;
+      const file = path.join(svc.dataDir, 'service.db');
+      let confirmedAt = 0;
+      for (;;) {
+        const d = new db(file, { readonly: true });
+        const left = (
+          d.prepare("select count(*) as n from transactions where status != 'confirmed'").get() as { n: number }
+        ).n;
+        d.close();
+        if (left === 0) {
+          confirmedAt = performance.now() - t0;
+          break;
+        }
+        if (performance.now() - t0 > 60_000) throw new Error(`${left} records not confirmed after 60 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      console.log(
+        `${total} pending: blocks mined and finalized in ${minedMs.toFixed(0)} ms; every record confirmed ${confirmedAt.toFixed(0)} ms after that (${(confirmedAt / POLL_MS).toFixed(2)} polling intervals of ${POLL_MS} ms)`,
+      );
+    }
+  } finally {
+    await stopAppliance(svc);
+    await anvil.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
