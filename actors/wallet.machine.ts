@@ -1,13 +1,11 @@
 import { assign, fromPromise, setup } from 'xstate';
-
-export type WalletType = 'EVM' | 'COSMOS' | 'SOLANA' | 'STELLAR' | 'SUI';
-export type WalletScheme = 'DKLS' | 'ED25519';
+import type { Scheme, WalletType } from '../chains/wallet-types.ts';
 
 export interface WalletInput {
   walletId: string;
   projectId: string;
   type: WalletType;
-  scheme: WalletScheme;
+  scheme: Scheme;
   cosmosPrefix: string | null;
   userIdentifier: string;
   createdAt: string;

@@ -4,22 +4,16 @@
  * runs them on worker threads when the input is large, so that one partner's large payload never holds the API's
  * event loop, and with it every other wallet's request. Each is a pure function of structured-clonable arguments to
  * a structured-clonable result, and bounds its own work (caps in chains/).
+ *
+ * Each chain folder declares its own (`*-pool-steps.ts`, its adapter's `poolSteps`); this table registers them with
+ * the workers by name. It imports those files rather than chains/wallet-families.ts so that a worker loads only the
+ * steps' code, not every chain's signing libraries; chain-steps.test.ts checks that it holds exactly the adapters'.
  */
-import { hashEvmTypedData } from '../chains/evm/hash-evm-typed-data.ts';
-import { prepareEvmTransaction } from '../chains/evm/prepare-evm-transaction.ts';
-import { serializeSignedEvmTransaction } from '../chains/evm/serialize-signed-evm-transaction.ts';
-import { attachStellarSignature } from '../chains/stellar/attach-stellar-signature.ts';
-import { prepareStellarTransaction } from '../chains/stellar/prepare-stellar-transaction.ts';
-import { prepareSuiTransaction } from '../chains/sui/prepare-sui-transaction.ts';
+import { evmPoolSteps } from '../chains/evm/evm-pool-steps.ts';
+import { stellarPoolSteps } from '../chains/stellar/stellar-pool-steps.ts';
+import { suiPoolSteps } from '../chains/sui/sui-pool-steps.ts';
 
-export const chainSteps = {
-  hashEvmTypedData,
-  prepareEvmTransaction,
-  serializeSignedEvmTransaction,
-  prepareSuiTransaction,
-  prepareStellarTransaction,
-  attachStellarSignature,
-};
+export const chainSteps = { ...evmPoolSteps, ...suiPoolSteps, ...stellarPoolSteps };
 
 export type ChainSteps = typeof chainSteps;
 export type ChainStepName = keyof ChainSteps;

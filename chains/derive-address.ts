@@ -1,8 +1,4 @@
-import { deriveCosmosAddress } from './cosmos/derive-address.ts';
-import { deriveEvmAddress } from './evm/derive-address.ts';
-import { deriveSolanaAddress } from './solana/derive-address.ts';
-import { deriveStellarAddress } from './stellar/derive-address.ts';
-import { deriveSuiAddress } from './sui/derive-address.ts';
+import { walletFamilies } from './wallet-families.ts';
 import type { WalletType } from './wallet-types.ts';
 
 export interface DeriveAddressInput {
@@ -22,20 +18,6 @@ export function deriveAddress({ type, publicKeyHex, cosmosPrefix }: DeriveAddres
   if (cosmosPrefix !== undefined && type !== 'COSMOS') {
     throw new Error(`cosmosPrefix applies only to COSMOS wallets, not ${String(type)}`);
   }
-  switch (type) {
-    case 'EVM':
-      return deriveEvmAddress(publicKeyHex);
-    case 'COSMOS':
-      return deriveCosmosAddress(publicKeyHex, cosmosPrefix);
-    case 'SOLANA':
-      return deriveSolanaAddress(publicKeyHex);
-    case 'STELLAR':
-      return deriveStellarAddress(publicKeyHex);
-    case 'SUI':
-      return deriveSuiAddress(publicKeyHex);
-    default: {
-      const unknownType: never = type;
-      throw new Error(`Unknown wallet type: ${String(unknownType)}`);
-    }
-  }
+  if (!Object.hasOwn(walletFamilies, type)) throw new Error(`Unknown wallet type: ${String(type)}`);
+  return walletFamilies[type].deriveAddress(publicKeyHex, cosmosPrefix);
 }

@@ -8,7 +8,13 @@
  * are stored in the payment actor's snapshot.
  */
 
-export type PaymentFamily = 'EVM' | 'SOLANA';
+/** The wallet types whose transactions the service builds, broadcasts and tracks (spec: support matrix). */
+export const PAYMENT_FAMILIES = ['EVM', 'SOLANA'] as const;
+export type PaymentFamily = (typeof PAYMENT_FAMILIES)[number];
+
+export function isPaymentFamily(type: string): type is PaymentFamily {
+  return (PAYMENT_FAMILIES as readonly string[]).includes(type);
+}
 
 /** Which API keys may use a chain: development keys are the spec's beta environment. */
 export type ChainEnvironment = 'development' | 'production' | 'any';

@@ -22,11 +22,12 @@ import {
   type EnclaveRequest,
   MAX_MIGRATION_PAYLOAD_BYTES,
   MAX_SIGN_MESSAGE_BYTES,
+  SCHEMES,
   type Scheme,
 } from './protocol.ts';
 
 export const MAX_WALLET_ID_LENGTH = 128;
-const SCHEMES: ReadonlySet<string> = new Set<Scheme>(['DKLS', 'ED25519']);
+const SCHEME_NAMES: ReadonlySet<string> = new Set<Scheme>(SCHEMES);
 const CUSTODIES: ReadonlySet<string> = new Set<Custody>(['managed', 'pregen']);
 /** Longest base64 text of MAX_SIGN_MESSAGE_BYTES bytes (padded): longer text is refused before decoding. */
 const MAX_SIGN_MESSAGE_BASE64 = 4 * Math.ceil(MAX_SIGN_MESSAGE_BYTES / 3);
@@ -52,7 +53,9 @@ function parseWalletId(params: Params): string {
 
 function parseScheme(params: Params): Scheme {
   const { scheme } = params;
-  if (typeof scheme !== 'string' || !SCHEMES.has(scheme)) throw badRequest('scheme must be DKLS or ED25519');
+  if (typeof scheme !== 'string' || !SCHEME_NAMES.has(scheme)) {
+    throw badRequest(`scheme must be ${SCHEMES.join(' or ')}`);
+  }
   return scheme as Scheme;
 }
 

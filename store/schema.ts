@@ -4,6 +4,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+// The one declaration of the wallet types and schemes (a file without imports of its own).
+import { SCHEMES, WALLET_TYPES } from '../chains/wallet-types.ts';
 
 /** A partner. Deleting one sets `deletedAt`: its keys stop working, its wallets stay. */
 export const projects = sqliteTable('projects', {
@@ -41,8 +43,8 @@ export const wallets = sqliteTable(
     projectId: text('project_id')
       .notNull()
       .references(() => projects.id),
-    type: text('type', { enum: ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'] }).notNull(),
-    scheme: text('scheme', { enum: ['DKLS', 'ED25519'] }).notNull(),
+    type: text('type', { enum: WALLET_TYPES }).notNull(),
+    scheme: text('scheme', { enum: SCHEMES }).notNull(),
     status: text('status', { enum: ['creating', 'ready'] }).notNull(),
     address: text('address'),
     publicKey: text('public_key'),

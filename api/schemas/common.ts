@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { SCHEMES, WALLET_TYPES } from '../../chains/wallet-types.ts';
 
 /**
  * Pattern for free text: at least one non-space character, and well-formed Unicode (a lone UTF-16
@@ -19,10 +20,10 @@ export const PATTERN_WORDING: Record<string, string> = {
 export const StringEnum = <const T extends readonly string[]>(values: T, opts: { description?: string } = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
 
-export const WalletTypeSchema = StringEnum(['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'], {
+export const WalletTypeSchema = StringEnum(WALLET_TYPES, {
   description: 'Wallet type; fixed at creation.',
 });
-export const SchemeSchema = StringEnum(['DKLS', 'ED25519'], {
+export const SchemeSchema = StringEnum(SCHEMES, {
   description: 'DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.',
 });
 export const UserIdentifierTypeSchema = StringEnum(['CUSTOM_ID', 'EMAIL', 'PHONE'], {

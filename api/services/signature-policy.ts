@@ -3,19 +3,16 @@
  * service builds a `SignatureRequest`, asks the policy, and signs only on `allow`. The policies issue
  * plugs its engine in here (guardrails, raw-signature rules, approvals); until then the policy allows.
  */
+
+import { walletFamilies } from '../../chains/wallet-families.ts';
+import type { SigningOperation } from '../../chains/wallet-family.ts';
 import type { WalletType } from '../../chains/wallet-types.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import { ServiceError } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 
-export type SignatureOperation =
-  | 'sign-message'
-  | 'sign-raw'
-  | 'sign-transaction'
-  | 'sign-typed-data'
-  | 'sign-authorization'
-  /** A transfer the service builds, signs and broadcasts (`transfer`). */
-  | 'transfer';
+/** The signing routes, and `transfer` (a payment the service builds, signs and broadcasts). */
+export type SignatureOperation = SigningOperation | 'transfer';
 
 export interface SignatureRequest {
   principal: Principal;
@@ -44,12 +41,9 @@ const ALLOW: SignatureDecision = { effect: 'allow' };
 /** Today's policy: no policies exist yet, so every signature is allowed. */
 export const allowAllSignatures: SignaturePolicy = { decide: () => ALLOW };
 
-/** Wallet types whose `sign-message` is a raw signature for policy purposes (spec: signing routes). */
-const RAW_MESSAGE_TYPES: ReadonlySet<WalletType> = new Set(['SOLANA', 'COSMOS', 'STELLAR', 'SUI']);
-
-/** Whether `operation` on a wallet of `type` counts as a raw signature. */
+/** Whether `operation` on a wallet of `type` counts as a raw signature (spec: signing routes). */
 export function isRawSignature(operation: SignatureOperation, type: WalletType): boolean {
-  return operation === 'sign-raw' || (operation === 'sign-message' && RAW_MESSAGE_TYPES.has(type));
+  return operation === 'sign-raw' || (operation === 'sign-message' && walletFamilies[type].messageIsRawSignature);
 }
 
 /** Turns a decision into "go ahead" or the spec's 403 answer; nothing is signed after a throw. */

@@ -1,64 +1,51 @@
 /**
  * The signing routes' use cases. For every request: find the wallet in the caller's project, refuse it when
  * it cannot sign over REST (claimed, pre-generated without its user share, not ready, wrong type for the
- * operation), pass the one policy decision point, compute what is to be signed for the wallet's stored type
- * (chains/), have the enclave sign it (the enclave combines the shares and verifies its own signature), and
- * encode the result in the chain's format. Transaction signatures queue `transaction.signed` in the outbox
- * before the answer leaves.
+ * operation), pass the one policy decision point, and have the adapter of the wallet's stored type
+ * (chains/wallet-families.ts) compute what is to be signed, get it signed by the enclave (which combines the shares
+ * and verifies its own signature) and encode the result in the chain's format. Transaction signatures queue
+ * `transaction.signed` in the outbox before the answer leaves.
  */
 
 import bs58 from 'bs58';
 import type { PaymentPayload, SignedPayment } from '../../actors/payment.machine.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
-import { encodeCosmosSignature } from '../../chains/cosmos/encode-cosmos-signature.ts';
-import { hashCosmosMessage } from '../../chains/cosmos/hash-cosmos-message.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
-import { hashEvmMessage } from '../../chains/evm/hash-evm-message.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
-import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transaction.ts';
 import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
 import { recoverEvmTransactionSigner } from '../../chains/evm/recover-evm-transaction-signer.ts';
 import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
 import { keccak256 } from '../../chains/keccak-256.ts';
+import { isPaymentFamily } from '../../chains/payment-chain.ts';
 import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
 import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
 import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
-import { encodeSuiSignature } from '../../chains/sui/encode-sui-signature.ts';
-import { hashSuiPersonalMessage } from '../../chains/sui/hash-sui-personal-message.ts';
-import type { WalletType } from '../../chains/wallet-types.ts';
+import { walletFamilies } from '../../chains/wallet-families.ts';
+import type {
+  PoolRunner,
+  SignedTransaction,
+  SigningOperation,
+  SigningWallet,
+  TransactionRequest,
+  WalletKey,
+} from '../../chains/wallet-family.ts';
+import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/wallet-types.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
+import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
 
-const ALL_TYPES: readonly WalletType[] = ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'];
-
-/** The spec's support matrix of the signing routes. */
-const SUPPORTED: Readonly<Record<SignatureOperation, ReadonlySet<WalletType>>> = {
-  'sign-message': new Set(ALL_TYPES),
-  'sign-raw': new Set(ALL_TYPES),
-  'sign-transaction': new Set(['EVM', 'SOLANA', 'STELLAR', 'SUI']),
-  'sign-typed-data': new Set(['EVM']),
-  'sign-authorization': new Set(['EVM']),
-  transfer: new Set(['EVM', 'SOLANA']),
-};
-
-export interface SignTransactionRequest {
-  transaction: unknown;
+export interface SignTransactionRequest extends TransactionRequest {
   broadcast?: boolean;
   network?: 'SOLANA' | 'SOLANA_DEVNET';
-  networkPassphrase?: string;
 }
 
-export interface SignedTransactionResult {
-  signedTransaction?: string;
-  signature?: string;
-  transaction?: string;
-}
+export type SignedTransactionResult = SignedTransaction;
 
 export interface SignedAuthorization {
   address: string;
@@ -70,7 +57,6 @@ export interface SignedAuthorization {
   signature: string;
 }
 
-const utf8 = new TextEncoder();
 const HEX_BODY = /^[0-9a-fA-F]*$/;
 
 /**
@@ -101,18 +87,17 @@ function asInvalidRequest(prefix: string, err: unknown): unknown {
   return err;
 }
 
-/** The UTF-8 bytes of a message, refusing text that cannot round-trip (lone surrogates) or is too long. */
-function messageBytes(message: string, field: string): Uint8Array {
+/** Refuses message text that cannot round-trip through UTF-8 (lone surrogates) or is too long to sign. */
+function checkMessage(message: string, field: string): void {
   if (!message.isWellFormed()) {
     throw invalidRequest(`${field} must be well-formed Unicode text (it holds a lone surrogate)`, { field });
   }
-  const bytes = utf8.encode(message);
-  if (bytes.length > MAX_SIGN_MESSAGE_BYTES) {
-    throw invalidRequest(`${field} is ${bytes.length} bytes in UTF-8; at most ${MAX_SIGN_MESSAGE_BYTES} are signed`, {
+  const length = Buffer.byteLength(message, 'utf8');
+  if (length > MAX_SIGN_MESSAGE_BYTES) {
+    throw invalidRequest(`${field} is ${length} bytes in UTF-8; at most ${MAX_SIGN_MESSAGE_BYTES} are signed`, {
       field,
     });
   }
-  return bytes;
 }
 
 /** Hex with or without 0x, even length, at least one byte. */
@@ -175,9 +160,9 @@ export function createSigningService(deps: {
   }
 
   /** The wallet if this operation may sign with it over REST; otherwise the answer explaining why not. */
-  function signableWallet(projectId: string, walletId: string, operation: SignatureOperation): WalletRow {
+  function signableWallet(projectId: string, walletId: string, operation: SigningOperation): WalletRow {
     const wallet = walletThatSigns(projectId, walletId);
-    if (!SUPPORTED[operation].has(wallet.type)) {
+    if (!walletFamilies[wallet.type].operations.includes(operation)) {
       throw new ServiceError('UNSUPPORTED_OPERATION', 400, unsupportedMessage(operation, wallet.type), {
         details: { walletId, walletType: wallet.type },
       });
@@ -204,6 +189,28 @@ export function createSigningService(deps: {
 
   async function signEd25519(wallet: WalletRow, message: Uint8Array): Promise<Ed25519Signature> {
     return fromHex((await enclaveSign(wallet, message)).signature);
+  }
+
+  /** What an adapter sees of the wallet while it prepares a signature. */
+  function signingWallet(wallet: WalletRow): SigningWallet {
+    return { address: wallet.address!, publicKey: fromHex(wallet.publicKey!) };
+  }
+
+  /** The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature. */
+  function keyOf(wallet: WalletRow): WalletKey {
+    return {
+      ...signingWallet(wallet),
+      signSecp256k1: (digest) => signSecp256k1(wallet, digest),
+      signEd25519: (message) => signEd25519(wallet, message),
+    };
+  }
+
+  /** The pool steps as the adapters call them: each runs on the chain pool, given this request's body size. */
+  function poolRunner(bodyBytes: number): PoolRunner<ChainSteps> {
+    const steps = Object.keys(chainSteps) as ChainStepName[];
+    return Object.fromEntries(
+      steps.map((step) => [step, (...args: never) => chainPool.run(step, args, bodyBytes)]),
+    ) as PoolRunner<ChainSteps>;
   }
 
   async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
@@ -253,21 +260,9 @@ export function createSigningService(deps: {
     /** `sign-message`: the wallet's type decides the format (spec: message signing by type). */
     async signMessage(principal: Principal, walletId: string, message: string): Promise<{ signature: string }> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-message');
-      const bytes = messageBytes(message, 'body.message');
+      checkMessage(message, 'body.message');
       await authorize(principal, wallet, 'sign-message');
-      switch (wallet.type) {
-        case 'EVM':
-          return { signature: encodeEvmSignature(await signSecp256k1(wallet, hashEvmMessage(message))) };
-        case 'COSMOS':
-          return { signature: encodeCosmosSignature(await signSecp256k1(wallet, hashCosmosMessage(message))) };
-        case 'SOLANA':
-        case 'STELLAR':
-          return { signature: Buffer.from(await signEd25519(wallet, bytes)).toString('hex') };
-        case 'SUI': {
-          const signature = await signEd25519(wallet, hashSuiPersonalMessage(message));
-          return { signature: encodeSuiSignature(signature, fromHex(wallet.publicKey!)) };
-        }
-      }
+      return { signature: await walletFamilies[wallet.type].signMessage(message, keyOf(wallet)) };
     },
 
     /**
@@ -286,9 +281,10 @@ export function createSigningService(deps: {
         });
       }
       const data = rawBytes(body.data);
-      if (wallet.scheme === 'DKLS' && data.length !== 32) {
+      const family = walletFamilies[wallet.type];
+      if (family.rawDigestBytes !== undefined && data.length !== family.rawDigestBytes) {
         throw invalidRequest(
-          `a ${wallet.type} (secp256k1) wallet signs a 32-byte digest and body.data is ${data.length} bytes: hash the payload first (Cosmos: the SHA-256 of the SignDoc bytes; EVM: the Keccak-256 hash)`,
+          `a ${wallet.type} (${schemeCurve(family.scheme)}) wallet signs a ${family.rawDigestBytes}-byte digest and body.data is ${data.length} bytes: hash the payload first (Cosmos: the SHA-256 of the SignDoc bytes; EVM: the Keccak-256 hash)`,
           { field: 'body.data' },
         );
       }
@@ -298,14 +294,7 @@ export function createSigningService(deps: {
         });
       }
       await authorize(principal, wallet, 'sign-raw');
-      switch (wallet.type) {
-        case 'EVM':
-          return { signature: encodeEvmSignature(await signSecp256k1(wallet, data)) };
-        case 'COSMOS':
-          return { signature: encodeCosmosSignature(await signSecp256k1(wallet, data)) };
-        default:
-          return { signature: Buffer.from(await signEd25519(wallet, data)).toString('hex') };
-      }
+      return { signature: await family.signRaw(data, keyOf(wallet)) };
     },
 
     /**
@@ -320,61 +309,17 @@ export function createSigningService(deps: {
     ): Promise<SignedTransactionResult> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-transaction');
       checkTransactionFields(wallet.type, body);
-      switch (wallet.type) {
-        case 'EVM': {
-          const prepared = await chainInputAsync('body.transaction', () =>
-            chainPool.run('prepareEvmTransaction', [body.transaction as EvmTransactionInput], bodyBytes),
-          );
-          const chainId = String(prepared.chainId);
-          await authorize(principal, wallet, 'sign-transaction', chainId);
-          const signature = await signSecp256k1(wallet, prepared.digest);
-          const signedTransaction = await chainPool.run(
-            'serializeSignedEvmTransaction',
-            [prepared, signature],
-            bodyBytes,
-          );
-          await recordTransactionSigned(principal, wallet, chainId);
-          return { signedTransaction };
-        }
-        case 'SOLANA': {
-          const prepared = chainInput('body', () =>
-            prepareSolanaTransaction(body.transaction as string, wallet.address!),
-          );
-          const chainId = body.network ?? null;
-          await authorize(principal, wallet, 'sign-transaction', chainId);
-          const signature = await signEd25519(wallet, prepared.messageBytes);
-          const signedTransaction = attachSolanaSignature(prepared, signature);
-          await recordTransactionSigned(principal, wallet, chainId);
-          return { signedTransaction };
-        }
-        case 'STELLAR': {
-          const passphrase = body.networkPassphrase as string;
-          const prepared = await chainInputAsync('body', () =>
-            chainPool.run('prepareStellarTransaction', [body.transaction as string, passphrase], bodyBytes),
-          );
-          await authorize(principal, wallet, 'sign-transaction', passphrase);
-          const signature = await signEd25519(wallet, prepared.hash);
-          const signedTransaction = await chainPool.run(
-            'attachStellarSignature',
-            [prepared, fromHex(wallet.publicKey!), signature],
-            bodyBytes,
-          );
-          await recordTransactionSigned(principal, wallet, passphrase);
-          return { signedTransaction };
-        }
-        default: {
-          const prepared = await chainInputAsync('body', () =>
-            chainPool.run('prepareSuiTransaction', [body.transaction as string], bodyBytes),
-          );
-          await authorize(principal, wallet, 'sign-transaction');
-          const signature = await signEd25519(wallet, prepared.digest);
-          await recordTransactionSigned(principal, wallet, null);
-          return {
-            signature: encodeSuiSignature(signature, fromHex(wallet.publicKey!)),
-            transaction: body.transaction as string,
-          };
-        }
+      const { prepareTransaction } = walletFamilies[wallet.type];
+      if (!prepareTransaction) {
+        throw new Error(`the ${wallet.type} adapter lists sign-transaction but cannot prepare one`);
       }
+      const prepared = await chainInputAsync('body', () =>
+        prepareTransaction(body, signingWallet(wallet), poolRunner(bodyBytes)),
+      );
+      await authorize(principal, wallet, 'sign-transaction', prepared.chainId);
+      const signed = await prepared.sign(keyOf(wallet));
+      await recordTransactionSigned(principal, wallet, prepared.chainId);
+      return signed;
     },
 
     /** `sign-typed-data`: EIP-712, with EIP712Domain derived from `domain`. `bodyBytes` as for signTransaction. */
@@ -425,14 +370,26 @@ export function createSigningService(deps: {
       operation: 'transfer' | 'sign-transaction',
       chainId: string | null,
     ): Promise<WalletRow> {
-      const wallet = signableWallet(principal.projectId, walletId, operation);
-      if (wallet.type !== 'EVM' && wallet.type !== 'SOLANA') {
-        throw new ServiceError(
-          'BROADCAST_NOT_SUPPORTED',
-          400,
-          `${wallet.type} transactions are sign-only: broadcast: true is not supported`,
-          { details: { field: 'body.broadcast' } },
-        );
+      const wallet =
+        operation === 'transfer'
+          ? walletThatSigns(principal.projectId, walletId)
+          : signableWallet(principal.projectId, walletId, operation);
+      if (!isPaymentFamily(wallet.type)) {
+        throw operation === 'transfer'
+          ? new ServiceError(
+              'UNSUPPORTED_OPERATION',
+              400,
+              `transfer is not available for ${wallet.type} wallets (supported: EVM, SOLANA)`,
+              {
+                details: { walletId, walletType: wallet.type },
+              },
+            )
+          : new ServiceError(
+              'BROADCAST_NOT_SUPPORTED',
+              400,
+              `${wallet.type} transactions are sign-only: broadcast: true is not supported`,
+              { details: { field: 'body.broadcast' } },
+            );
       }
       await authorize(principal, wallet, operation, chainId);
       return wallet;
@@ -491,11 +448,10 @@ function evmTransactionHash(raw: string): string {
 
 export type SigningService = ReturnType<typeof createSigningService>;
 
-function unsupportedMessage(operation: SignatureOperation, type: WalletType): string {
-  if (operation === 'sign-transaction' && type === 'COSMOS') {
-    return 'COSMOS wallets do not use sign-transaction: sign the transaction with sign-raw (walletType COSMOS), sending the SHA-256 digest of the SignDoc bytes as hex';
-  }
-  const supported = [...SUPPORTED[operation]].join(', ');
+function unsupportedMessage(operation: SigningOperation, type: WalletType): string {
+  const hint = walletFamilies[type].unsupportedHints?.[operation];
+  if (hint !== undefined) return hint;
+  const supported = WALLET_TYPES.filter((t) => walletFamilies[t].operations.includes(operation)).join(', ');
   return `${operation} is not available for ${type} wallets (supported: ${supported})`;
 }
 
