@@ -1,0 +1,160 @@
+import bs58 from 'bs58';
+import { isPlainObject } from '../is-plain-object.ts';
+import { ChainRpcError, type Observation, type ObserveItem, type ObserveRound } from '../payment-chain.ts';
+import type { RoundTripCounter, SolanaRpc, SolanaRpcCall, SolanaRpcOutcome } from './create-solana-rpc.ts';
+import { describeSolanaTransactionError } from './describe-solana-transaction-error.ts';
+
+/** The most signatures `getSignatureStatuses` takes per call. */
+const STATUS_CHUNK = 256;
+
+const malformed = (what: string): ChainRpcError =>
+  new ChainRpcError('transient', 'RPC_UNAVAILABLE', `the Solana RPC answered ${what} in an unexpected shape`);
+
+function decodesTo(value: unknown, length: number): value is string {
+  if (typeof value !== 'string' || value.length > 88) return false;
+  try {
+    return bs58.decode(value).length === length;
+  } catch {
+    return false;
+  }
+}
+
+function resultOf(outcome: SolanaRpcOutcome, method: string): unknown {
+  if (!outcome.ok) {
+    throw new ChainRpcError(
+      'transient',
+      'RPC_UNAVAILABLE',
+      `the Solana RPC refused ${method} (error ${outcome.error.code})`,
+      { cause: outcome.error },
+    );
+  }
+  return outcome.result;
+}
+
+function statusCalls(signatures: readonly string[]): SolanaRpcCall[] {
+  const calls: SolanaRpcCall[] = [];
+  for (let start = 0; start < signatures.length; start += STATUS_CHUNK) {
+    calls.push({
+      method: 'getSignatureStatuses',
+      params: [signatures.slice(start, start + STATUS_CHUNK), { searchTransactionHistory: true }],
+    });
+  }
+  return calls;
+}
+
+/** Reads the statuses answered to `statusCalls(signatures)`; absent signatures are missing from the map. */
+function readStatuses(
+  signatures: readonly string[],
+  outcomes: readonly SolanaRpcOutcome[],
+): Map<string, Observation & { status: 'included' }> {
+  const found = new Map<string, Observation & { status: 'included' }>();
+  outcomes.forEach((outcome, chunk) => {
+    const result = resultOf(outcome, 'getSignatureStatuses');
+    const asked = signatures.slice(chunk * STATUS_CHUNK, (chunk + 1) * STATUS_CHUNK);
+    const value = isPlainObject(result) ? result['value'] : undefined;
+    if (!Array.isArray(value) || value.length !== asked.length) throw malformed('getSignatureStatuses');
+    value.forEach((status, index) => {
+      if (status === null) return;
+      if (!isPlainObject(status) || typeof status['slot'] !== 'number') throw malformed('getSignatureStatuses');
+      const err = status['err'] ?? null;
+      // Nodes before 1.5 give no confirmationStatus; there, confirmations null means rooted (finalized).
+      const final =
+        status['confirmationStatus'] === 'finalized' ||
+        (status['confirmationStatus'] == null && status['confirmations'] === null);
+      const observation: Observation & { status: 'included' } = {
+        status: 'included',
+        final,
+        success: err === null,
+        blockNumber: String(status['slot']),
+        blockHash: null,
+      };
+      if (err !== null) observation.error = describeSolanaTransactionError(err);
+      found.set(asked[index]!, observation);
+    });
+  });
+  return found;
+}
+
+function readBoolean(outcome: SolanaRpcOutcome | undefined, method: string): boolean {
+  const result = resultOf(outcome!, method);
+  const value = isPlainObject(result) ? result['value'] : undefined;
+  if (typeof value !== 'boolean') throw malformed(method);
+  return value;
+}
+
+/**
+ * One polling round over many Solana signatures, in at most three HTTP requests whatever their count:
+ * 1. `getBlockHeight` (finalized) and `getSignatureStatuses` (searchTransactionHistory, 256 per call) in one batch.
+ *    A status gives `included` (`final` when finalized; `success` false with a short error text when `err`).
+ * 2. Only for items without a status whose blockhash may be dead: items with `lastValidBlockHeight` below the
+ *    finalized block height are asked for again (their absence is proof only when read after the expiry was
+ *    seen); items with only a `blockhash` get `isBlockhashValid` at finalized and at processed commitment, once per
+ *    distinct blockhash (finalized alone would call a blockhash newer than the finalized block dead).
+ * 3. Items whose blockhash both commitments call invalid are asked for again.
+ * An item still absent after its re-check is `dropped` (`expired`). Items with neither blockhash nor last valid
+ * height, and malformed signatures (which no chain can hold), stay unknown (absent from the map).
+ */
+export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly ObserveItem[]): Promise<ObserveRound> {
+  const counter: RoundTripCounter = { count: 0 };
+  const observations = new Map<string, Observation>();
+  const wellFormed = items.filter((item) => decodesTo(item.hash, 64));
+  const signatures = [...new Set(wellFormed.map((item) => item.hash))];
+  if (signatures.length === 0) return { observations, roundTrips: 0 };
+
+  const first = await rpc.send(
+    [{ method: 'getBlockHeight', params: [{ commitment: 'finalized' }] }, ...statusCalls(signatures)],
+    counter,
+  );
+  const finalizedHeight = resultOf(first[0]!, 'getBlockHeight');
+  if (typeof finalizedHeight !== 'number') throw malformed('getBlockHeight');
+  for (const [hash, observation] of readStatuses(signatures, first.slice(1))) observations.set(hash, observation);
+
+  const expiredByHeight = new Set<string>();
+  const byBlockhash = new Map<string, Set<string>>();
+  for (const item of wellFormed) {
+    if (observations.has(item.hash)) continue;
+    if (typeof item.lastValidBlockHeight === 'number') {
+      if (finalizedHeight > item.lastValidBlockHeight) expiredByHeight.add(item.hash);
+    } else if (decodesTo(item.blockhash, 32)) {
+      const hashes = byBlockhash.get(item.blockhash) ?? new Set<string>();
+      hashes.add(item.hash);
+      byBlockhash.set(item.blockhash, hashes);
+    }
+  }
+  // A signature seen with a lastValidBlockHeight and also without one is settled by the height.
+  for (const hashes of byBlockhash.values()) for (const hash of expiredByHeight) hashes.delete(hash);
+  if (expiredByHeight.size === 0 && byBlockhash.size === 0) {
+    return { observations, roundTrips: counter.count };
+  }
+
+  const blockhashes = [...byBlockhash.keys()];
+  const recheck = [...expiredByHeight];
+  const second = await rpc.send(
+    [
+      ...blockhashes.flatMap((blockhash) => [
+        { method: 'isBlockhashValid', params: [blockhash, { commitment: 'finalized' }] },
+        { method: 'isBlockhashValid', params: [blockhash, { commitment: 'processed' }] },
+      ]),
+      ...statusCalls(recheck),
+    ],
+    counter,
+  );
+  const dead = new Set<string>();
+  blockhashes.forEach((blockhash, index) => {
+    const validFinalized = readBoolean(second[2 * index], 'isBlockhashValid');
+    const validProcessed = readBoolean(second[2 * index + 1], 'isBlockhashValid');
+    if (!validFinalized && !validProcessed) for (const hash of byBlockhash.get(blockhash)!) dead.add(hash);
+  });
+  const recheckFound = readStatuses(recheck, second.slice(2 * blockhashes.length));
+  for (const hash of recheck) {
+    observations.set(hash, recheckFound.get(hash) ?? { status: 'dropped', reason: 'expired' });
+  }
+
+  const lastCheck = [...dead].filter((hash) => !observations.has(hash));
+  if (lastCheck.length > 0) {
+    const third = await rpc.send(statusCalls(lastCheck), counter);
+    const found = readStatuses(lastCheck, third);
+    for (const hash of lastCheck) observations.set(hash, found.get(hash) ?? { status: 'dropped', reason: 'expired' });
+  }
+  return { observations, roundTrips: counter.count };
+}
