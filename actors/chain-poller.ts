@@ -18,7 +18,7 @@ export interface PollRound {
 export const MAX_WATCHED_PER_ROUND = 10_000;
 
 /** Deliveries to payment actors in flight at once during a round. */
-const DELIVERY_CONCURRENCY = 256;
+const DELIVERY_CONCURRENCY = 1024;
 
 /** Whether an observation settles a payment (the actor gets it); `unknown` and not-yet-final inclusions do not. */
 function settles(o: Observation): boolean {

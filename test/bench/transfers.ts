@@ -2,7 +2,8 @@
  * Transfer benchmarks against the running appliance (supervisor, enclave and API processes) and a real anvil node.
  * Prints figures; asserts nothing. Run: `npm run bench:transfers`.
  *
- *   BENCH_TRANSFERS        transfers in the throughput phase, one per wallet (default 3000)
+ *   BENCH_TRANSFERS        transfers in each throughput phase, one per wallet (default 3000)
+ *   BENCH_RATE             offered rate of the latency phase (default 300/s)
  *   BENCH_CONNECTIONS      autocannon connections (default 64)
  *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
  *   BENCH_ONLY             comma list: throughput,pending (default both)
@@ -25,6 +26,8 @@ import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './applia
 
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 3000);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 64);
+/** The offered rate of the latency phase: the issue's figure. */
+const RATE = Number(process.env['BENCH_RATE'] ?? 300);
 const POLL_MS = Number(process.env['BENCH_POLL_MS'] ?? 1000);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'throughput,pending').split(',');
 const PENDING_LEVELS = [50, 500, 5000];
@@ -113,6 +116,48 @@ async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
   return raws.length / ((performance.now() - t0) / 1000);
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The supervisor's children (enclave, API) by their command line, and the other processes of the run. */
+function processes(supervisorPid: number, anvilPid: number): Record<string, number> {
+  const out: Record<string, number> = { supervisor: supervisorPid, anvil: anvilPid, 'bench (autocannon)': process.pid };
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.split(') ')[1]!.split(' ')[1]) !== supervisorPid) continue;
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      out[cmd.includes('enclave') ? 'enclave' : 'api'] = Number(d);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Runs `work` and prints the CPU each process spent per transfer during it. */
+async function withCpu<T>(procs: Record<string, number>, count: () => number, work: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  const t0 = performance.now();
+  const result = await work();
+  const wall = (performance.now() - t0) / 1000;
+  const n = count();
+  const parts = Object.entries(procs).map(([k, pid]) => {
+    const used = cpuSeconds(pid) - before[k]!;
+    return `${k} ${((used / n) * 1e6).toFixed(0)} µs (${((100 * used) / wall).toFixed(0)}% of a core)`;
+  });
+  console.log(`  CPU per transfer: ${parts.join(', ')}`);
+  return result;
+}
+
 async function metric(adminUrl: string, name: string): Promise<number> {
   const text = await (
     await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })
@@ -129,7 +174,13 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-chains-'));
   const chainsFile = path.join(dir, 'chains.json');
   fs.writeFileSync(chainsFile, JSON.stringify({ evm: [{ chainId: 31337, rpcUrl: anvil.rpcUrl, environment: 'any' }] }));
-  const svc = await startAppliance({ env: { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: String(POLL_MS) } });
+  const svc = await startAppliance({
+    env: {
+      CHAINS_FILE: chainsFile,
+      CHAIN_POLL_INTERVAL_MS: String(POLL_MS),
+      ...(process.env['BENCH_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['BENCH_NODE_OPTIONS'] } : {}),
+    },
+  });
   try {
     const { secretKey } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
       plan: 'enterprise',
@@ -138,39 +189,53 @@ async function main(): Promise<void> {
     const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
 
     if (ONLY.includes('throughput')) {
-      const wallets = await createWallets(svc.url, headers, TRANSFERS, 'tp');
+      // Each phase sends one transfer per wallet (distinct wallets, so no request waits for another's payment).
+      const wallets = await createWallets(svc.url, headers, 2 * TRANSFERS, 'tp');
       await fund(
         anvil.rpcUrl,
         wallets.map((w) => w.address),
       );
       let n = 0;
-      const r = await autocannon({
-        url: svc.url,
-        connections: CONNECTIONS,
-        amount: TRANSFERS,
-        requests: [
-          {
-            method: 'POST',
-            headers,
-            setupRequest: (req) => {
-              const w = wallets[n++ % wallets.length]!;
-              return {
-                ...req,
-                path: `/v1/wallets/${w.id}/transfer`,
-                body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
-              };
+      const phase = async (name: string, rate?: number, connections = CONNECTIONS) => {
+        const r = await autocannon({
+          url: svc.url,
+          connections,
+          amount: TRANSFERS,
+          ...(rate ? { overallRate: rate } : {}),
+          requests: [
+            {
+              method: 'POST',
+              headers,
+              setupRequest: (req) => {
+                const w = wallets[n++]!;
+                return {
+                  ...req,
+                  path: `/v1/wallets/${w.id}/transfer`,
+                  body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
+                };
+              },
             },
-          },
-        ],
-      });
-      const bad = r.non2xx + r.errors + r.timeouts;
-      const rate = r.requests.total / (r.duration || 1);
-      console.log(
-        `transfers accepted and broadcast   ${rate.toFixed(0).padStart(6)} /s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   max ${r.latency.max} ms   total ${r.requests.total}   non-2xx/errors ${bad}`,
+          ],
+        });
+        const bad = r.non2xx + r.errors + r.timeouts;
+        const achieved = r.requests.total / (r.duration || 1);
+        console.log(
+          `${name.padEnd(40)} ${achieved.toFixed(0).padStart(6)} /s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   max ${r.latency.max} ms   total ${r.requests.total}   non-2xx/errors ${bad}`,
+        );
+        return achieved;
+      };
+      const procs = processes(svc.proc.pid!, anvil.pid);
+      const most = await withCpu(
+        procs,
+        () => TRANSFERS,
+        () => phase(`transfers, ${CONNECTIONS} connections, saturating`),
       );
+      // autocannon gives each connection an integer share of the rate: a connection count that divides it.
+      const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
+      await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
       const raw = await nodeRawRate(anvil.rpcUrl, 3000);
       console.log(
-        `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); transfers are ${(rate / raw).toFixed(2)} of it`,
+        `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); saturating transfers are ${(most / raw).toFixed(2)} of it`,
       );
     }
 
