@@ -465,7 +465,12 @@ describe('Solana chain against the façade', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as AddressInfo;
     await new Promise((resolve) => probe.close(resolve));
-    const down = createSolanaChain({ network: 'SOLANA', rpcUrl: `http://127.0.0.1:${port}`, environment: 'any' });
+    // The URL carries a provider key, as real ones do: no message may repeat it.
+    const down = createSolanaChain({
+      network: 'SOLANA',
+      rpcUrl: `http://127.0.0.1:${port}/secret-api-key`,
+      environment: 'any',
+    });
     const from = wallet.publicKey.toBase58();
     const error = await rpcError(
       down.buildTransfer(from, { kind: 'NATIVE', to: address(), value: '1' }),
@@ -473,6 +478,7 @@ describe('Solana chain against the façade', () => {
       'RPC_UNAVAILABLE',
     );
     assert.doesNotMatch(error.message, new RegExp(String(port)));
+    assert.doesNotMatch(error.message, /secret-api-key/);
     await rpcError(
       down.estimateFee(from, { kind: 'NATIVE', to: address(), value: '1' }),
       'transient',
