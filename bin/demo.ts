@@ -31,9 +31,9 @@ function freePort(): Promise<number> {
   });
 }
 
-async function json(url: string, init: RequestInit & { body?: string }): Promise<any> {
+async function json(url: string, init: RequestInit & { body?: string }): Promise<Record<string, string>> {
   const r = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
-  const body = await r.json();
+  const body = (await r.json()) as Record<string, string>;
   if (r.status >= 300) throw new Error(`${init.method ?? 'GET'} ${url} answered ${r.status}: ${JSON.stringify(body)}`);
   return body;
 }
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     headers: admin,
     body: JSON.stringify({ environment: 'development' }),
   });
-  const partner = { 'x-api-key': key.secretKey };
+  const partner = { 'x-api-key': key['secretKey']! };
   const evm = await json(`${url}/v1/wallets`, {
     method: 'POST',
     headers: partner,
@@ -123,10 +123,10 @@ async function main(): Promise<void> {
     headers: partner,
     body: JSON.stringify({ type: 'SOLANA', userIdentifier: 'demo-user', userIdentifierType: 'CUSTOM_ID' }),
   });
-  await setBalance(anvil.rpcUrl, evm.address, 10n ** 19n);
-  await airdrop(new Connection(solana.rpcUrl, 'confirmed'), new PublicKey(sol.address), 5_000_000_000);
+  await setBalance(anvil.rpcUrl, evm['address']!, 10n ** 19n);
+  await airdrop(new Connection(solana.rpcUrl, 'confirmed'), new PublicKey(sol['address']!), 5_000_000_000);
 
-  const k = key.secretKey as string;
+  const k = key['secretKey']!;
   console.log(`
 The service is up on ${url} with two local chains (EVM chain 31337 on anvil, SOLANA_DEVNET on the LiteSVM façade).
 Admin token: ${adminToken} (admin API on ${adminUrl})

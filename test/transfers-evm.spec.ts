@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { encodeFunctionData, parseTransaction, recoverTransactionAddress } from 'viem';
+import { encodeFunctionData, keccak256, parseTransaction, recoverTransactionAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { type ContractArtifact, deployContract, mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
@@ -305,6 +305,24 @@ test('bad transfer input answers 4xx naming the problem and records nothing', as
     assert.equal(r.status, status, `${JSON.stringify(body)} → ${r.status} ${JSON.stringify(r.body)}`);
     assert.match(`${r.body.message} ${r.body.field ?? ''}`, new RegExp(field), JSON.stringify(r.body));
   }
+  const list = await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`);
+  assert.equal(list.body.data.length, 0);
+});
+
+test('broadcast: false builds and signs a transfer only: no record, nothing sent, nothing held', async () => {
+  const w = await newWallet();
+  const r = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '5',
+    chainId: '31337',
+    broadcast: false,
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(Object.keys(r.body), ['signedTransaction']);
+  assert.equal(r.headers.get('x-transaction-id'), null);
+  assert.equal(await recoverTransactionAddress({ serializedTransaction: r.body.signedTransaction }), w.address);
+  const hash = keccak256(r.body.signedTransaction);
+  assert.equal(await rpc(anvil.rpcUrl, 'eth_getTransactionByHash', [hash]), null, 'not broadcast');
   const list = await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`);
   assert.equal(list.body.data.length, 0);
 });
