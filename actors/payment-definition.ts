@@ -163,6 +163,8 @@ export function createPaymentDefinition(deps: {
       const status = paymentStatus(snap);
       const final = snap.status === 'done';
       const failed = status === 'failed' && c.failure !== null;
+      // The initial state describes the row its spawn just inserted: nothing to write again.
+      if (previous === undefined && status === 'pending' && c.hash === null) return;
       deps.transactions.progress(id, {
         status,
         hash: c.hash,

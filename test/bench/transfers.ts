@@ -7,6 +7,8 @@
  *   BENCH_CONNECTIONS      autocannon connections (default 64)
  *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
  *   BENCH_ONLY             comma list: throughput,pending (default both)
+ *   BENCH_PROFILE=1        write CPU profiles of the API and the enclave during the saturating phase (to the
+ *                          temporary directory, wcs-profile-<pid>.cpuprofile)
  *
  * throughput: ≥ 300 EVM transfers/s accepted and broadcast from distinct wallets, p99 < 200 ms (issue 10). Beside it,
  * the node's own limit measured in the same run: anvil taking pre-signed raw transactions as fast as it can.
@@ -31,6 +33,8 @@ const RATE = Number(process.env['BENCH_RATE'] ?? 300);
 const POLL_MS = Number(process.env['BENCH_POLL_MS'] ?? 1000);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'throughput,pending').split(',');
 const PENDING_LEVELS = [50, 500, 5000];
+/** When set, the API and the enclave write CPU profiles of the saturating phase (cpu-profile-preload.mjs). */
+const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
 
 /** Funds addresses in JSON-RPC batches of anvil_setBalance. */
@@ -178,7 +182,9 @@ async function main(): Promise<void> {
     env: {
       CHAINS_FILE: chainsFile,
       CHAIN_POLL_INTERVAL_MS: String(POLL_MS),
-      ...(process.env['BENCH_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['BENCH_NODE_OPTIONS'] } : {}),
+      ...(PROFILE
+        ? { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` }
+        : {}),
     },
   });
   try {
@@ -225,11 +231,17 @@ async function main(): Promise<void> {
         return achieved;
       };
       const procs = processes(svc.proc.pid!, anvil.pid);
+      const toggleProfiles = () => {
+        if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
+      };
+      toggleProfiles();
       const most = await withCpu(
         procs,
         () => TRANSFERS,
         () => phase(`transfers, ${CONNECTIONS} connections, saturating`),
       );
+      toggleProfiles();
+      if (PROFILE) console.log(`  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`);
       // autocannon gives each connection an integer share of the rate: a connection count that divides it.
       const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
       await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
