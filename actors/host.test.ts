@@ -325,6 +325,32 @@ test('a wake time beyond 2^31-1 ms is re-armed, not fired early', async () => {
   store.close();
 });
 
+test('a WAKE computed ahead of its time is not used once an event changed the actor first', async () => {
+  const { store } = tempStore();
+  const t0 = Date.parse('2026-11-23T00:00:00Z');
+  const clock = manualClock(t0);
+  const host = hostOn(store, { definitions: [counterDefinition()], clock });
+  await host.start();
+  await host.spawn('counter', 'soon', { wakeAt: t0 + 1_000 });
+  await new Promise((r) => setImmediate(r));
+  // 100 ms ahead: loaded, and its WAKE transition computed from the state it has now.
+  clock.advance(900);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(host.isLive('soon'), true, 'loaded ahead of its wake time');
+  // An event applied before the wake time changes that state: the WAKE must apply to the new one. (Waiting on the
+  // actor keeps it in memory between the two, as a busy actor would be.)
+  const woken = host.waitFor('soon', (x) => ctxOf(x).wakes === 1);
+  const r = await host.deliver('soon', { type: 'ADD', id: 'before-the-wake' }, { id: 'e1' });
+  assert.equal(r.outcome, 'applied');
+  assert.equal(host.isLive('soon'), true);
+  clock.advance(100);
+  const v = await woken;
+  assert.deepEqual(ctxOf(v).applied, ['before-the-wake'], 'the event applied before the WAKE is kept');
+  assert.equal(v.value, 'idle');
+  await host.stop();
+  store.close();
+});
+
 test('migration: committed v1 wallet rows (XState format) are migrated when loaded and finish', async () => {
   const { store } = tempStore();
   store.projects.insert({

@@ -158,6 +158,12 @@ interface Entry {
   /** Loaded from an older version: the next step writes it back (with `legacy` intents) even without events. */
   needsWrite: boolean;
   legacy: LegacyEffect[];
+  /**
+   * The WAKE transition computed ahead of its time (while the actor was loaded ahead, see `prefetch`): XState's
+   * transition is pure, so the result for this snapshot and this wake time is the one the step would compute.
+   * Used only if the snapshot is still `from` when the WAKE is applied.
+   */
+  ahead?: { from: AnyMachineSnapshot; at: number; result: ReturnType<PureTransition['next']> };
 }
 
 interface StepOutcome {
@@ -399,8 +405,11 @@ export function createActorHost(opts: HostOptions) {
       const intents = alone ? out.intents : new Map(out.intents);
       const added = alone ? out.added : [...out.added];
       const after = alone ? out.after : [...out.after];
+      const ahead =
+        mail.wakeAt !== undefined && e.ahead?.from === snap && e.ahead.at === mail.wakeAt ? e.ahead : undefined;
+      e.ahead = undefined;
       const apply = (): AnyMachineSnapshot => {
-        const [n, actions] = steppers.get(e.def)!.next(snap, mail.event);
+        const [n, actions] = ahead ? ahead.result : steppers.get(e.def)!.next(snap, mail.event);
         if (n.status === 'error') throw (n as { error?: unknown }).error ?? new Error('the machine errored');
         if (actions.length > 0) sortActions(e.def, e.id, nextStep, actions, intents, added, after);
         if (mail.intentKey !== undefined) intents.delete(mail.intentKey);
@@ -803,16 +812,32 @@ export function createActorHost(opts: HostOptions) {
     }, delay);
   }
 
-  /** Loads the actors due by `until` that are not in memory (below the watermark, one batch at most). */
+  /**
+   * Loads the actors due by `until` that are not in memory (below the watermark, one batch at most) and computes
+   * their WAKE transitions ahead, so that at the time itself only their writes remain.
+   */
   function prefetch(until: number): void {
     for (const d of store.dueWakes(until, wakeBatch)) {
-      if (stopped || live.size >= loadWatermark) return;
-      if (live.has(d.actorId)) continue;
+      if (stopped) return;
+      let e = live.get(d.actorId);
+      if (!e) {
+        if (live.size >= loadWatermark) return;
+        try {
+          const loaded = load(d.actorId);
+          if (!loaded || typeof loaded === 'string') continue;
+          e = loaded;
+          prefetched.add(e);
+        } catch {
+          // The wake itself faults it, with the reason.
+          continue;
+        }
+      }
+      if (e.busy || e.mailbox.length > 0 || e.wakeAt !== d.wakeAt) continue;
       try {
-        const e = load(d.actorId);
-        if (e && typeof e !== 'string') prefetched.add(e);
+        const result = steppers.get(e.def)!.next(e.snap, { type: 'WAKE', at: d.wakeAt } as EventObject);
+        e.ahead = { from: e.snap, at: d.wakeAt, result };
       } catch {
-        // The wake itself faults it, with the reason.
+        // Computed again at the time, where a failure counts.
       }
     }
   }
