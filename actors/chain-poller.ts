@@ -11,11 +11,16 @@ export interface PollRound {
   roundTrips: number;
   /** Observations delivered to payment actors (final inclusions and proven drops). */
   delivered: number;
+  /** Payments the node did not show whose stored bytes were sent again. */
+  resent: number;
   ms: number;
 }
 
 /** Most records one round looks up; past it the next round goes on from where this one stopped. */
 export const MAX_WATCHED_PER_ROUND = 10_000;
+
+/** Most payments whose bytes one round sends again; the others wait for the next rounds. */
+export const MAX_RESENT_PER_ROUND = 1_000;
 
 /** Deliveries to payment actors in flight at once during a round. */
 const DELIVERY_CONCURRENCY = 1024;
@@ -39,9 +44,14 @@ function observationId(hash: string, o: Observation): string {
  */
 export function createChainPoller(deps: {
   chain: PaymentChain;
-  transactions: Pick<TransactionsRepo, 'watched'>;
+  transactions: Pick<TransactionsRepo, 'watched' | 'signedTransaction'>;
   host: Pick<ActorHost, 'deliver'>;
   intervalMs: number;
+  /**
+   * How long the node may not show a payment before its stored bytes are sent again (a node can drop a
+   * transaction from its mempool, or restart without it). Resending the exact bytes is harmless.
+   */
+  rebroadcastMs: number;
   maxPerRound?: number;
   now?: () => number;
   onRound?: (round: PollRound) => void;
@@ -55,6 +65,8 @@ export function createChainPoller(deps: {
   let stopped = true;
   /** Where the last round stopped when there were more records than one round takes. */
   let afterSeq = 0;
+  /** By hash: when this poller last sent the bytes, or first saw the payment not shown by the node. */
+  const lastSent = new Map<string, number>();
 
   async function round(): Promise<PollRound> {
     const started = performance.now();
@@ -65,7 +77,15 @@ export function createChainPoller(deps: {
     }
     afterSeq = rows.length === maxPerRound ? rows[rows.length - 1]!.seq : 0;
     if (rows.length === 0) {
-      return { chainKey: chain.key, watched: 0, roundTrips: 0, delivered: 0, ms: performance.now() - started };
+      lastSent.clear();
+      return {
+        chainKey: chain.key,
+        watched: 0,
+        roundTrips: 0,
+        delivered: 0,
+        resent: 0,
+        ms: performance.now() - started,
+      };
     }
     const result = await chain.observe(
       rows.map((r) => ({
@@ -77,10 +97,25 @@ export function createChainPoller(deps: {
       })),
     );
     const due: Array<{ id: string; hash: string; observation: Observation }> = [];
+    const resend: Array<{ id: string; hash: string }> = [];
+    const at = now();
     for (const r of rows) {
       const observation = result.observations.get(r.hash);
       if (observation && settles(observation)) due.push({ id: r.id, hash: r.hash, observation });
+      if (observation && observation.status !== 'unknown') {
+        lastSent.delete(r.hash);
+        continue;
+      }
+      const since = lastSent.get(r.hash);
+      if (since === undefined) lastSent.set(r.hash, at);
+      else if (at - since >= deps.rebroadcastMs && resend.length < MAX_RESENT_PER_ROUND) resend.push(r);
     }
+    // A full round saw every unresolved payment: what it did not see is resolved, and forgotten here.
+    if (afterSeq === 0 && lastSent.size > rows.length) {
+      const seen = new Set(rows.map((r) => r.hash));
+      for (const hash of lastSent.keys()) if (!seen.has(hash)) lastSent.delete(hash);
+    }
+    const resent = await resendStored(resend, at);
     let delivered = 0;
     for (let i = 0; i < due.length; i += DELIVERY_CONCURRENCY) {
       const at = now();
@@ -106,8 +141,26 @@ export function createChainPoller(deps: {
       watched: rows.length,
       roundTrips: result.roundTrips,
       delivered,
+      resent,
       ms: performance.now() - started,
     };
+  }
+
+  /**
+   * Sends the stored bytes of payments the node has not shown for `rebroadcastMs`, all at once (the EVM adapter's
+   * client batches calls of one tick into one request). Errors are expected (a node that already has them says so)
+   * and ignored: a node's verdict on these bytes was given when they were first sent, and the chain decides.
+   */
+  async function resendStored(items: Array<{ id: string; hash: string }>, at: number): Promise<number> {
+    const sends: Array<Promise<void>> = [];
+    for (const item of items) {
+      const signed = transactions.signedTransaction(item.id);
+      if (signed === null) continue;
+      lastSent.set(item.hash, at);
+      sends.push(chain.broadcast(signed));
+    }
+    await Promise.allSettled(sends);
+    return sends.length;
   }
 
   function schedule(): void {

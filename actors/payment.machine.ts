@@ -44,8 +44,6 @@ export interface PaymentInput {
   payload: PaymentPayload;
   /** How long after broadcast the payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
-  /** How often a broadcast payment's exact bytes are sent again while it is not seen on-chain. */
-  rebroadcastMs: number;
 }
 
 export type PaymentFailureStage = 'mpc_sign' | 'signature_apply' | 'signer_verify' | 'broadcast' | 'monitor_timeout';
@@ -134,7 +132,8 @@ function broadcastInput({ context }: { context: PaymentContext }): BroadcastInpu
  *   enclave made them, never left the process, so nothing can execute): the payment fails at `mpc_sign`.
  * - Broadcasting sends the stored signed bytes; resending the exact bytes is harmless, so it is at-least-once.
  * - The chain poller delivers `OBSERVED` when the chain shows a final inclusion or proves the transaction can
- *   no longer execute; WAKE drives retries, rebroadcasts and the end of the monitor window.
+ *   no longer execute, and resends the stored bytes of payments the node does not show; WAKE drives the retries of
+ *   an unanswered broadcast and the end of the monitor window.
  * - After the monitor window the record says `failed` / `monitor_timeout` (no failed event) but the actor keeps
  *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record.
  */
@@ -194,12 +193,17 @@ export const paymentMachine = setup({
         wakeAt: null,
       };
     }),
-    nextRebroadcast: assign(({ context, event }) => {
-      const at = (event as { at?: number }).at ?? (event as { output?: { at?: number } }).output?.at ?? 0;
-      const windowEnd =
-        context.broadcastAt === null ? Number.POSITIVE_INFINITY : context.broadcastAt + context.monitorWindowMs;
-      const next = at + context.rebroadcastMs;
-      return { wakeAt: context.failure === null && windowEnd > at ? Math.min(next, windowEnd) : next };
+    /** The WAKE that ends the monitor window (resending the bytes meanwhile is the chain poller's work). */
+    wakeAtWindowEnd: assign(({ context }) => ({
+      wakeAt: context.broadcastAt === null ? null : context.broadcastAt + context.monitorWindowMs,
+    })),
+    timedOut: assign({
+      failure: () => ({
+        stage: 'monitor_timeout' as const,
+        code: 'MONITOR_TIMEOUT',
+        message: 'the transaction reached no final state within the monitor window; it may still confirm later',
+      }),
+      wakeAt: () => null,
     }),
   },
 }).createMachine({
@@ -271,7 +275,7 @@ export const paymentMachine = setup({
               assign({
                 broadcastAt: ({ context, event }) => context.broadcastAt ?? event.output.at,
               }),
-              'nextRebroadcast',
+              'wakeAtWindowEnd',
             ],
           },
           {
@@ -307,80 +311,21 @@ export const paymentMachine = setup({
     /** Status `pending`: the node did not answer; the exact bytes are sent again (they may already be in). */
     retrying: {
       on: {
-        WAKE: [
-          {
-            guard: 'windowOver',
-            target: 'watching',
-            actions: [
-              assign({
-                failure: () => ({
-                  stage: 'monitor_timeout' as const,
-                  code: 'MONITOR_TIMEOUT',
-                  message:
-                    'no node accepted or included the transaction within the monitor window; it may still execute later',
-                }),
-              }),
-              'nextRebroadcast',
-            ],
-          },
-          { target: 'broadcasting' },
-        ],
-      },
-    },
-    /** Status `submitted`: the node accepted the bytes; the chain poller watches for them. */
-    submitted: {
-      initial: 'waiting',
-      on: {
-        WAKE: [
-          {
-            guard: 'windowOver',
-            target: 'watching',
-            actions: [
-              assign({
-                failure: () => ({
-                  stage: 'monitor_timeout' as const,
-                  code: 'MONITOR_TIMEOUT',
-                  message:
-                    'the transaction reached no final state within the monitor window; it may still confirm later',
-                }),
-              }),
-              'nextRebroadcast',
-            ],
-          },
-          { target: '.resending', reenter: true, actions: 'nextRebroadcast' },
-        ],
-      },
-      states: {
-        waiting: {},
-        resending: {
-          invoke: {
-            src: 'broadcast',
-            input: broadcastInput,
-            onDone: { target: 'waiting' },
-            onError: { target: 'waiting' },
-          },
-        },
+        WAKE: [{ guard: 'windowOver', target: 'watching', actions: 'timedOut' }, { target: 'broadcasting' }],
       },
     },
     /**
-     * Status `failed` / `monitor_timeout`: the window ran out, but the bytes may still execute, so the payment keeps
-     * its hold and is still watched (and its bytes resent) until the chain shows an outcome.
+     * Status `submitted`: a node accepted the bytes. The chain poller looks them up each round (and sends them again
+     * while the node does not show them); the only WAKE left is the end of the monitor window.
      */
-    watching: {
-      initial: 'waiting',
-      on: { WAKE: { target: '.resending', reenter: true, actions: 'nextRebroadcast' } },
-      states: {
-        waiting: {},
-        resending: {
-          invoke: {
-            src: 'broadcast',
-            input: broadcastInput,
-            onDone: { target: 'waiting' },
-            onError: { target: 'waiting' },
-          },
-        },
-      },
+    submitted: {
+      on: { WAKE: { guard: 'windowOver', target: 'watching', actions: 'timedOut' } },
     },
+    /**
+     * Status `failed` / `monitor_timeout`: the window ran out, but the bytes may still execute, so the payment keeps
+     * its hold and the poller keeps watching it (and sending its bytes again) until the chain shows an outcome.
+     */
+    watching: {},
     confirmed: { type: 'final' },
     reverted: { type: 'final' },
     failed: { type: 'final' },

@@ -130,10 +130,17 @@ function setup(
     },
     chains,
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
-    rebroadcastMs: 60_000,
   });
-  const poller = createChainPoller({ chain, transactions: store.transactions, host, intervalMs: 1_000_000 });
-  return { store, host, payments, poller, state, signed, wallet, file };
+  const clock = { now: Date.now() };
+  const poller = createChainPoller({
+    chain,
+    transactions: store.transactions,
+    host,
+    intervalMs: 1_000_000,
+    rebroadcastMs: 10_000,
+    now: () => clock.now,
+  });
+  return { store, host, payments, poller, state, signed, wallet, file, clock };
 }
 
 function seed(store: Store) {
@@ -303,6 +310,26 @@ test('after the monitor window the record says failed/monitor_timeout without an
   );
   const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!.data;
   assert.equal(failed['status'], 'reverted');
+  await t.host.stop();
+});
+
+test('the poller sends the stored bytes again while the node does not show them, and stops once it does', async () => {
+  const t = setup();
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  assert.equal(t.state.broadcasts.length, 1);
+  assert.equal((await t.poller.pollOnce()).resent, 0, 'first seen missing: not yet');
+  t.clock.now += 9_000;
+  assert.equal((await t.poller.pollOnce()).resent, 0, 'not missing for 10 s yet');
+  t.clock.now += 1_000;
+  assert.equal((await t.poller.pollOnce()).resent, 1);
+  assert.deepEqual(t.state.broadcasts, ['0xsigned1', '0xsigned1'], 'the same bytes, never new ones');
+  assert.equal((await t.poller.pollOnce()).resent, 0, 'sent again only every 10 s');
+  t.state.seen.set('0xhash1', { status: 'included', final: false, success: true, blockNumber: '3', blockHash: '0xb3' });
+  t.clock.now += 20_000;
+  assert.equal((await t.poller.pollOnce()).resent, 0, 'the node shows it: nothing is sent');
+  assert.equal(t.signed.length, 1, 'signed once');
   await t.host.stop();
 });
 

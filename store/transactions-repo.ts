@@ -116,6 +116,7 @@ export function createTransactionsRepo(sqlite: Database.Database) {
      where t.chain_key = ? and t.unresolved = 1 and t.hash is not null and t.seq > ?
      order by t.seq limit ?`,
   );
+  const signedStmt = sqlite.prepare('select signed_transaction as signed from transactions where id = ?');
   const releaseStmt = sqlite.prepare(
     'update transactions set unresolved = 0, updated_at = ?, resolved_at = coalesce(resolved_at, ?) where id = ?',
   );
@@ -157,6 +158,10 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     /** Unresolved records with a hash on a chain, in insertion order after `afterSeq` (the poller's pages). */
     watched(chainKey: string, afterSeq: number, limit: number): Array<WatchedTransaction & { seq: number }> {
       return watchStmt.all(chainKey, afterSeq, limit) as Array<WatchedTransaction & { seq: number }>;
+    },
+    /** The stored signed bytes of a record (null before it is signed). */
+    signedTransaction(id: string): string | null {
+      return (signedStmt.get(id) as { signed: string | null } | undefined)?.signed ?? null;
     },
     list(projectId: string, walletId: string, f: TransactionListFilter): TransactionRow[] {
       const where = ['project_id = ?', 'wallet_id = ?'];

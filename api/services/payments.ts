@@ -113,7 +113,6 @@ export function createPaymentService(deps: {
   signing: Pick<SigningService, 'admitPayment' | 'signPayment'>;
   chains: ChainRegistry;
   monitorWindowMs: number;
-  rebroadcastMs: number;
   now?: () => number;
 }) {
   const { store, host, signing, chains } = deps;
@@ -298,7 +297,6 @@ export function createPaymentService(deps: {
           network: spec.network,
           payload: spec.payload(nonce),
           monitorWindowMs: deps.monitorWindowMs,
-          rebroadcastMs: deps.rebroadcastMs,
         };
         return { input };
       });

@@ -19,7 +19,8 @@ import os from 'node:os';
     }
     running = false;
     session.post('Profiler.stop', (err, result) => {
-      if (!err) fs.writeFileSync(`${os.tmpdir()}/wcs-profile-${process.pid}.cpuprofile`, JSON.stringify(result.profile));
+      if (!err)
+        fs.writeFileSync(`${os.tmpdir()}/wcs-profile-${process.pid}.cpuprofile`, JSON.stringify(result.profile));
     });
   });
 }

@@ -7,7 +7,8 @@
  *   BENCH_CONNECTIONS      autocannon connections (default 64)
  *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
  *   BENCH_ONLY             comma list: throughput,pending (default both)
- *   BENCH_PROFILE=1        write CPU profiles of the API and the enclave during the saturating phase (to the
+ *   BENCH_PROFILE=1        write CPU profiles of the API and the enclave during the saturating phase, and during the
+ *                          confirmation of the pending ones (to the
  *                          temporary directory, wcs-profile-<pid>.cpuprofile)
  *
  * throughput: ≥ 300 EVM transfers/s accepted and broadcast from distinct wallets, p99 < 200 ms (issue 10). Beside it,
@@ -182,9 +183,7 @@ async function main(): Promise<void> {
     env: {
       CHAINS_FILE: chainsFile,
       CHAIN_POLL_INTERVAL_MS: String(POLL_MS),
-      ...(PROFILE
-        ? { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` }
-        : {}),
+      ...(PROFILE ? { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` } : {}),
     },
   });
   try {
@@ -193,6 +192,10 @@ async function main(): Promise<void> {
       rateLimitPerMinute: 10_000_000,
     });
     const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
+    const procs = processes(svc.proc.pid!, anvil.pid);
+    const toggleProfiles = () => {
+      if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
+    };
 
     if (ONLY.includes('throughput')) {
       // Each phase sends one transfer per wallet (distinct wallets, so no request waits for another's payment).
@@ -230,10 +233,6 @@ async function main(): Promise<void> {
         );
         return achieved;
       };
-      const procs = processes(svc.proc.pid!, anvil.pid);
-      const toggleProfiles = () => {
-        if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
-      };
       toggleProfiles();
       const most = await withCpu(
         procs,
@@ -241,7 +240,10 @@ async function main(): Promise<void> {
         () => phase(`transfers, ${CONNECTIONS} connections, saturating`),
       );
       toggleProfiles();
-      if (PROFILE) console.log(`  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`);
+      if (PROFILE)
+        console.log(
+          `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
+        );
       // autocannon gives each connection an integer share of the rate: a connection count that divides it.
       const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
       await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
@@ -287,6 +289,7 @@ async function main(): Promise<void> {
         );
       }
       // Include every pending transfer and finalize the blocks (finalized trails by two), then time the records.
+      toggleProfiles();
       const t0 = performance.now();
       await rpc(anvil.rpcUrl, 'anvil_mine', ['0x10']);
       const minedMs = performance.now() - t0;
@@ -306,6 +309,7 @@ async function main(): Promise<void> {
         if (performance.now() - t0 > 60_000) throw new Error(`${left} records not confirmed after 60 s`);
         await new Promise((r) => setTimeout(r, 20));
       }
+      toggleProfiles();
       console.log(
         `${total} pending: blocks mined and finalized in ${minedMs.toFixed(0)} ms; every record confirmed ${confirmedAt.toFixed(0)} ms after that (${(confirmedAt / POLL_MS).toFixed(2)} polling intervals of ${POLL_MS} ms)`,
       );
