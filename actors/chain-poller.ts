@@ -9,6 +9,8 @@ export interface PollRound {
   watched: number;
   /** HTTP round trips the chain's lookups made. */
   roundTrips: number;
+  /** How long the lookups took (the rest of `ms` is delivering what they found). */
+  observeMs: number;
   /** Observations delivered to payment actors (final inclusions and proven drops). */
   delivered: number;
   /** Payments the node did not show whose stored bytes were sent again. */
@@ -82,11 +84,13 @@ export function createChainPoller(deps: {
         chainKey: chain.key,
         watched: 0,
         roundTrips: 0,
+        observeMs: 0,
         delivered: 0,
         resent: 0,
         ms: performance.now() - started,
       };
     }
+    const observeStarted = performance.now();
     const result = await chain.observe(
       rows.map((r) => ({
         hash: r.hash,
@@ -96,6 +100,7 @@ export function createChainPoller(deps: {
         ...(r.lastValidBlockHeight !== null ? { lastValidBlockHeight: r.lastValidBlockHeight } : {}),
       })),
     );
+    const observeMs = performance.now() - observeStarted;
     const due: Array<{ id: string; hash: string; observation: Observation }> = [];
     const resend: Array<{ id: string; hash: string }> = [];
     const at = now();
@@ -140,6 +145,7 @@ export function createChainPoller(deps: {
       chainKey: chain.key,
       watched: rows.length,
       roundTrips: result.roundTrips,
+      observeMs,
       delivered,
       resent,
       ms: performance.now() - started,
@@ -163,18 +169,23 @@ export function createChainPoller(deps: {
     return sends.length;
   }
 
-  function schedule(): void {
+  /**
+   * Rounds start every `intervalMs` (a round that took longer is followed by the next at once), so a payment is
+   * looked up within one interval of its inclusion however long the rounds themselves take.
+   */
+  function schedule(delay: number): void {
     if (stopped) return;
     timer = setTimeout(() => {
+      const started = performance.now();
       running = round().then(
         (r) => deps.onRound?.(r),
         (err) => deps.log?.(`chain ${chain.key}: a polling round failed; the next one tries again`, err),
       );
       void running.finally(() => {
         running = undefined;
-        schedule();
+        schedule(Math.max(0, deps.intervalMs - (performance.now() - started)));
       });
-    }, deps.intervalMs);
+    }, delay);
     timer.unref();
   }
 
@@ -182,7 +193,7 @@ export function createChainPoller(deps: {
     start(): void {
       if (!stopped) return;
       stopped = false;
-      schedule();
+      schedule(deps.intervalMs);
     },
     /** One round now (tests and benchmarks). */
     pollOnce: round,

@@ -73,6 +73,12 @@ export function createMetrics() {
       labelNames: ['chain'] as const,
       registers: [registry],
     }),
+    chainPollObserve: new Gauge({
+      name: 'chain_poll_lookup_seconds',
+      help: "How long the chain's last polling round took to look its payments up (the RPC part of the round), by chain",
+      labelNames: ['chain'] as const,
+      registers: [registry],
+    }),
     chainPollDuration: new Histogram({
       name: 'chain_poll_round_seconds',
       help: 'How long a polling round took (lookups and deliveries), by chain',
@@ -81,7 +87,14 @@ export function createMetrics() {
       registers: [registry],
     }),
     /** Records one chain polling round. */
-    observePollRound(r: { chainKey: string; watched: number; roundTrips: number; ms: number }): void {
+    observePollRound(r: {
+      chainKey: string;
+      watched: number;
+      roundTrips: number;
+      observeMs: number;
+      ms: number;
+    }): void {
+      this.chainPollObserve.set({ chain: r.chainKey }, r.observeMs / 1000);
       this.chainPollWatched.set({ chain: r.chainKey }, r.watched);
       this.chainPollRoundTrips.set({ chain: r.chainKey }, r.roundTrips);
       this.chainPollDuration.observe({ chain: r.chainKey }, r.ms / 1000);

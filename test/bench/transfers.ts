@@ -284,8 +284,9 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 2 * POLL_MS + 200));
         const watched = await metric(svc.adminUrl, 'chain_poll_watched');
         const trips = await metric(svc.adminUrl, 'chain_poll_round_trips');
+        const lookupMs = (await metric(svc.adminUrl, 'chain_poll_lookup_seconds')) * 1000;
         console.log(
-          `pending ${String(level).padStart(5)}: a polling round looked up ${watched} records in ${trips} RPC round trips`,
+          `pending ${String(level).padStart(5)}: a polling round looked up ${watched} records in ${trips} RPC round trips (${lookupMs.toFixed(0)} ms)`,
         );
       }
       // Include every pending transfer and finalize the blocks (finalized trails by two), then time the records.
