@@ -419,7 +419,8 @@ export function createActorHost(opts: HostOptions) {
         }
         if (n !== snap) e.def.persist(e.id, n, snap);
         if (mail.pendingSeq !== undefined) store.markApplied([mail.pendingSeq]);
-        else if (mail.eventId !== undefined) store.recordApplied(e.id, mail.eventId, at);
+        // A finished actor's inbox is deleted with it in this same transaction: nothing to record then.
+        else if (mail.eventId !== undefined && n.status !== 'done') store.recordApplied(e.id, mail.eventId, at);
         return n;
       };
       try {

@@ -27,11 +27,12 @@ import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 
 /**
- * How often a broadcast payment's exact bytes are sent again while the chain does not show them (a node may
- * drop them from its mempool): every ten polling intervals, at least every 10 s.
+ * How long a node may not show a broadcast payment before the poller sends its exact bytes again (a node can drop a
+ * transaction from its mempool or restart without it): thirty polling intervals, a minute at the default. A
+ * payment waiting in a mempool is not shown either, and resending it costs the node a lookup each time.
  */
 function rebroadcastMs(pollIntervalMs: number): number {
-  return Math.max(10 * pollIntervalMs, 10_000);
+  return 30 * pollIntervalMs;
 }
 
 /** Accept queue of the public listener. */

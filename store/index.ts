@@ -19,7 +19,7 @@ export function createStore(file: string) {
     apiKeys: createApiKeysRepo(db),
     wallets: createWalletsRepo(db, sqlite),
     actors: createActorStore(sqlite, writer),
-    outbox: createOutboxRepo(db),
+    outbox: createOutboxRepo(db, sqlite),
     transactions: createTransactionsRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
