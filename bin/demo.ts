@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,19 +16,9 @@ import { startAnvil } from '../fixtures/anvil.ts';
 import { setBalance } from '../fixtures/evm-helpers.ts';
 import { airdrop } from '../fixtures/solana-facade/facade-client.ts';
 import { startSolanaFacade } from '../fixtures/solana-facade.ts';
+import { freePort } from '../test/helpers/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 async function json(url: string, init: RequestInit & { body?: string }): Promise<Record<string, string>> {
   const r = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });

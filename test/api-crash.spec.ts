@@ -1,66 +1,32 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createPartnerKey, freePort } from './helpers/http.ts';
-import { ROOT, tempDataDir } from './helpers/service.ts';
+import { createPartnerKey } from './helpers/http.ts';
+import { tempDataDir } from './helpers/service.ts';
+import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'api-crash-admin-token-0123456789';
-let sup: ChildProcess | undefined;
+let sup: RunningSupervisor | undefined;
 let dataDir = '';
-let log = '';
 
 after(async () => {
-  if (sup && sup.exitCode === null && sup.signalCode === null) {
-    await new Promise<void>((resolve) => {
-      sup!.once('exit', () => resolve());
-      process.kill(sup!.pid!, 'SIGTERM');
-    });
-  }
+  await sup?.stop();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function waitFor(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${log}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 test('killing the API process mid-load: the restarted API finishes every wallet it had started', async () => {
   dataDir = tempDataDir();
-  const port = await freePort();
-  const adminPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  // The supervisor from source: its children run as TypeScript under tsx (operator.spec covers dist/).
-  sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  sup.stdout?.on('data', (d) => {
-    log += String(d);
-  });
-  sup.stderr?.on('data', (d) => {
-    log += String(d);
-  });
-  await waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
-  const key = await createPartnerKey(`http://127.0.0.1:${adminPort}`, ADMIN, {
+  sup = await startSupervisor({ DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN });
+  const { url } = sup;
+  const waitFor = sup.waitFor;
+  const key = await createPartnerKey(sup.adminUrl, ADMIN, {
     plan: 'enterprise',
     rateLimitPerMinute: 100000,
   });
 
-  const apiPid = Number(log.match(/api starting \(pid (\d+)\)/)![1]);
+  const apiPid = sup.apiPid();
   const answered: Array<{ id: string; address: string }> = [];
   let sent = 0;
   let killed = false;
@@ -88,7 +54,7 @@ test('killing the API process mid-load: the restarted API finishes every wallet 
   assert.ok(killed);
 
   // The supervisor restarts the API; it restores the wallets that were in `creating` and finishes them.
-  await waitFor(() => /api restarted/.test(log), 'the API restart');
+  await waitFor(() => /api restarted/.test(sup!.log()), 'the API restart');
   await waitFor(async () => {
     const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
     try {

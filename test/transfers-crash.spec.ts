@@ -3,42 +3,28 @@
  * record is left unresolved, and no record ever puts two different payloads on the chain.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { mine, rpc, setBalance } from '../fixtures/evm-helpers.ts';
-import { createPartnerKey, freePort } from './helpers/http.ts';
-import { ROOT, tempDataDir } from './helpers/service.ts';
+import { createPartnerKey } from './helpers/http.ts';
+import { tempDataDir } from './helpers/service.ts';
+import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'transfer-crash-admin-token-0123456789';
 const WALLETS = 40;
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
-let sup: ChildProcess | undefined;
+let sup: RunningSupervisor | undefined;
 let anvil: Anvil | undefined;
 let dataDir = '';
-let log = '';
 
 after(async () => {
-  if (sup && sup.exitCode === null && sup.signalCode === null) {
-    await new Promise<void>((resolve) => {
-      sup!.once('exit', () => resolve());
-      process.kill(sup!.pid!, 'SIGTERM');
-    });
-  }
+  await sup?.stop();
   await anvil?.stop();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function waitFor(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function records(): Array<{
   id: string;
@@ -65,34 +51,14 @@ test('SIGKILL during a batch of in-flight transfers loses no record and never br
   dataDir = tempDataDir();
   const chains = path.join(dataDir, 'chains.json');
   fs.writeFileSync(chains, JSON.stringify({ evm: [{ chainId: 31337, rpcUrl, environment: 'any' }] }));
-  const port = await freePort();
-  const adminPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  sup = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN: ADMIN,
-      CHAINS_FILE: chains,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  sup = await startSupervisor({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: ADMIN,
+    CHAINS_FILE: chains,
+    CHAIN_POLL_INTERVAL_MS: '100',
   });
-  sup.stdout?.on('data', (d) => {
-    log += String(d);
-  });
-  sup.stderr?.on('data', (d) => {
-    log += String(d);
-  });
-  await waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
-  const key = await createPartnerKey(`http://127.0.0.1:${adminPort}`, ADMIN, {
-    plan: 'enterprise',
-    rateLimitPerMinute: 100000,
-  });
+  const { url, waitFor } = sup;
+  const key = await createPartnerKey(sup.adminUrl, ADMIN, { plan: 'enterprise', rateLimitPerMinute: 100000 });
   const headers = { 'x-api-key': key.secretKey, 'content-type': 'application/json' };
   const wallets: Array<{ id: string; address: string }> = [];
   for (let i = 0; i < WALLETS; i++) {
@@ -107,7 +73,7 @@ test('SIGKILL during a batch of in-flight transfers loses no record and never br
     wallets.push(w);
   }
 
-  const apiPid = Number(log.match(/api starting \(pid (\d+)\)/)![1]);
+  const apiPid = sup.apiPid();
   const answered = new Map<string, { transactionId: string; txHash: string; signedTransaction: string }>();
   let killed = false;
   await Promise.all(
@@ -132,12 +98,16 @@ test('SIGKILL during a batch of in-flight transfers loses no record and never br
   );
   assert.ok(killed, 'the API was killed mid-batch');
 
-  await waitFor(() => /api restarted/.test(log), 'the API restart');
+  await waitFor(() => /api restarted/.test(sup!.log()), 'the API restart');
   // Mine until every record is resolved: the restarted API resumes what was broadcast and fails what was mid-signing.
-  await waitFor(async () => {
-    await mine(rpcUrl, 1);
-    return records().every((r) => r.unresolved === 0);
-  }, 'every record resolved');
+  await waitFor(
+    async () => {
+      await mine(rpcUrl, 1);
+      return records().every((r) => r.unresolved === 0);
+    },
+    'every record resolved',
+    60_000,
+  );
 
   const rows = records();
   const byWallet = new Map<string, typeof rows>();

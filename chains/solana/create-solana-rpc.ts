@@ -52,6 +52,25 @@ function toOutcome(reply: Record<string, unknown>): SolanaRpcOutcome | undefined
  * 429 or other non-2xx status, a body that is not JSON-RPC) is a transient `RPC_UNAVAILABLE` ChainRpcError whose
  * message names neither the URL nor anything the node said; the cause keeps the detail for logs.
  */
+/**
+ * The result of one call of a batch, or the transient ChainRpcError the caller answers when the node refused it or
+ * left it unanswered.
+ */
+export function rpcResult(outcome: SolanaRpcOutcome | undefined, method: string): unknown {
+  if (outcome === undefined) {
+    throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', `the Solana RPC answered ${method} in an unexpected shape`);
+  }
+  if (!outcome.ok) {
+    throw new ChainRpcError(
+      'transient',
+      'RPC_UNAVAILABLE',
+      `the Solana RPC refused ${method} (error ${outcome.error.code})`,
+      { cause: outcome.error },
+    );
+  }
+  return outcome.result;
+}
+
 export function createSolanaRpc(options: { rpcUrl: string; timeoutMs: number; fetchFn: typeof fetch }): SolanaRpc {
   const { rpcUrl, timeoutMs, fetchFn } = options;
   let nextId = 1;

@@ -1,7 +1,13 @@
 import bs58 from 'bs58';
 import { isPlainObject } from '../is-plain-object.ts';
 import { ChainRpcError, type Observation, type ObserveItem, type ObserveRound } from '../payment-chain.ts';
-import type { RoundTripCounter, SolanaRpc, SolanaRpcCall, SolanaRpcOutcome } from './create-solana-rpc.ts';
+import {
+  type RoundTripCounter,
+  rpcResult,
+  type SolanaRpc,
+  type SolanaRpcCall,
+  type SolanaRpcOutcome,
+} from './create-solana-rpc.ts';
 import { describeSolanaTransactionError } from './describe-solana-transaction-error.ts';
 
 /** The most signatures `getSignatureStatuses` takes per call. */
@@ -19,17 +25,7 @@ function decodesTo(value: unknown, length: number): value is string {
   }
 }
 
-function resultOf(outcome: SolanaRpcOutcome, method: string): unknown {
-  if (!outcome.ok) {
-    throw new ChainRpcError(
-      'transient',
-      'RPC_UNAVAILABLE',
-      `the Solana RPC refused ${method} (error ${outcome.error.code})`,
-      { cause: outcome.error },
-    );
-  }
-  return outcome.result;
-}
+const resultOf = rpcResult;
 
 function statusCalls(signatures: readonly string[]): SolanaRpcCall[] {
   const calls: SolanaRpcCall[] = [];

@@ -34,6 +34,7 @@ import { classifySolanaSendError } from './classify-solana-send-error.ts';
 import {
   createSolanaRpc,
   type RoundTripCounter,
+  rpcResult,
   type SolanaRpcCall,
   type SolanaRpcOutcome,
 } from './create-solana-rpc.ts';
@@ -89,18 +90,7 @@ const malformed = (method: string): ChainRpcError =>
 
 const invalidToken = (message: string): ChainRpcError => new ChainRpcError('final', 'INVALID_TOKEN', message);
 
-function resultOf(outcome: SolanaRpcOutcome | undefined, method: string): unknown {
-  if (outcome === undefined) throw malformed(method);
-  if (!outcome.ok) {
-    throw new ChainRpcError(
-      'transient',
-      'RPC_UNAVAILABLE',
-      `the Solana RPC refused ${method} (error ${outcome.error.code})`,
-      { cause: outcome.error },
-    );
-  }
-  return outcome.result;
-}
+const resultOf = rpcResult;
 
 function readBlockhash(outcome: SolanaRpcOutcome | undefined): { blockhash: string; lastValidBlockHeight: number } {
   const result = resultOf(outcome, 'getLatestBlockhash');

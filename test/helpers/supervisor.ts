@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './http.ts';
+import { ROOT } from './service.ts';
+
+/** The whole appliance as `npm start` runs it, from source, for tests that kill its processes. */
+export interface RunningSupervisor {
+  proc: ChildProcess;
+  url: string;
+  adminUrl: string;
+  /** Everything the supervisor and its children printed so far. */
+  log(): string;
+  /** The API child's pid, from the supervisor's "api starting (pid N)" line (the latest one). */
+  apiPid(): number;
+  /** Polls `pred` until it holds; the error names `what` and carries the log. */
+  waitFor(pred: () => boolean | Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM to the supervisor, its exit awaited. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the supervisor (`main.ts` under tsx: its children run as TypeScript; operator.spec covers dist/) on free
+ * ports with `env` added, and resolves once it reports ready.
+ */
+export async function startSupervisor(env: Record<string, string>): Promise<RunningSupervisor> {
+  const port = await freePort();
+  const adminPort = await freePort();
+  let log = '';
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout?.on('data', (d) => {
+    log += String(d);
+  });
+  proc.stderr?.on('data', (d) => {
+    log += String(d);
+  });
+  const sup: RunningSupervisor = {
+    proc,
+    url: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    log: () => log,
+    apiPid: () => Number([...log.matchAll(/api starting \(pid (\d+)\)/g)].pop()![1]),
+    async waitFor(pred, what, timeoutMs = 30_000) {
+      const until = Date.now() + timeoutMs;
+      while (!(await pred())) {
+        if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${log}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        proc.once('exit', () => resolve());
+        process.kill(proc.pid!, 'SIGTERM');
+      });
+    },
+  };
+  await sup.waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  return sup;
+}
