@@ -86,6 +86,14 @@ test('a SOL transfer is signed by the wallet, accepted by the node and confirmed
   const status = (await connection.getSignatureStatuses([r.body.txHash], { searchTransactionHistory: true })).value[0];
   assert.equal(status?.confirmationStatus, 'finalized');
   assert.equal(final.blockNumber, String(status?.slot));
+  const block = (await (
+    await fetch(devnet.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBlock', params: [status?.slot, {}] }),
+    })
+  ).json()) as { result: { blockhash: string } };
+  assert.equal(final.blockHash, block.result.blockhash, "the record names the slot's blockhash");
   assert.equal(await connection.getBalance(to), 1_500_000);
 });
 

@@ -71,6 +71,27 @@ function readStatuses(
   return found;
 }
 
+/**
+ * Sets the blockhash of the final observations from `getBlock` answers, one per slot of `slots`. A block the node
+ * cannot give (skipped, pruned, an error) leaves `blockHash` null: the outcome stands without it.
+ */
+function fillBlockhashes(
+  observations: Map<string, Observation>,
+  slots: readonly number[],
+  outcomes: readonly SolanaRpcOutcome[],
+): void {
+  const bySlot = new Map<string, string>();
+  slots.forEach((slot, index) => {
+    const outcome = outcomes[index];
+    if (!outcome?.ok || !isPlainObject(outcome.result)) return;
+    const blockhash = outcome.result['blockhash'];
+    if (decodesTo(blockhash, 32)) bySlot.set(String(slot), blockhash);
+  });
+  for (const o of observations.values()) {
+    if (o.status === 'included' && o.final) o.blockHash = bySlot.get(o.blockNumber) ?? null;
+  }
+}
+
 function readBoolean(outcome: SolanaRpcOutcome | undefined, method: string): boolean {
   const result = resultOf(outcome!, method);
   const value = isPlainObject(result) ? result['value'] : undefined;
@@ -86,6 +107,7 @@ function readBoolean(outcome: SolanaRpcOutcome | undefined, method: string): boo
  *    finalized block height are asked for again (their absence is proof only when read after the expiry was
  *    seen); items with only a `blockhash` get `isBlockhashValid` at finalized and at processed commitment, once per
  *    distinct blockhash (finalized alone would call a blockhash newer than the finalized block dead).
+ *    The same batch reads the blockhash of each finalized slot that holds one of them (`getBlock`, no details).
  * 3. Items whose blockhash both commitments call invalid are asked for again.
  * An item still absent after its re-check is `dropped` (`expired`). Items with neither blockhash nor last valid
  * height, and malformed signatures (which no chain can hold), stay unknown (absent from the map).
@@ -119,7 +141,13 @@ export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly Ob
   }
   // A signature seen with a lastValidBlockHeight and also without one is settled by the height.
   for (const hashes of byBlockhash.values()) for (const hash of expiredByHeight) hashes.delete(hash);
-  if (expiredByHeight.size === 0 && byBlockhash.size === 0) {
+  // The blockhash of each finalized slot holding one of ours (a record shows it), read in the second batch.
+  const finalSlots = [
+    ...new Set(
+      [...observations.values()].flatMap((o) => (o.status === 'included' && o.final ? [Number(o.blockNumber)] : [])),
+    ),
+  ];
+  if (expiredByHeight.size === 0 && byBlockhash.size === 0 && finalSlots.length === 0) {
     return { observations, roundTrips: counter.count };
   }
 
@@ -132,16 +160,24 @@ export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly Ob
         { method: 'isBlockhashValid', params: [blockhash, { commitment: 'processed' }] },
       ]),
       ...statusCalls(recheck),
+      ...finalSlots.map((slot) => ({
+        method: 'getBlock',
+        params: [
+          slot,
+          { commitment: 'finalized', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 },
+        ],
+      })),
     ],
     counter,
   );
+  fillBlockhashes(observations, finalSlots, second.slice(second.length - finalSlots.length));
   const dead = new Set<string>();
   blockhashes.forEach((blockhash, index) => {
     const validFinalized = readBoolean(second[2 * index], 'isBlockhashValid');
     const validProcessed = readBoolean(second[2 * index + 1], 'isBlockhashValid');
     if (!validFinalized && !validProcessed) for (const hash of byBlockhash.get(blockhash)!) dead.add(hash);
   });
-  const recheckFound = readStatuses(recheck, second.slice(2 * blockhashes.length));
+  const recheckFound = readStatuses(recheck, second.slice(2 * blockhashes.length, second.length - finalSlots.length));
   for (const hash of recheck) {
     observations.set(hash, recheckFound.get(hash) ?? { status: 'dropped', reason: 'expired' });
   }
