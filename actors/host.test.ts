@@ -325,6 +325,31 @@ test('a wake time beyond 2^31-1 ms is re-armed, not fired early', async () => {
   store.close();
 });
 
+test('a timer that fires a millisecond early does not send the actors loaded ahead out of memory', async () => {
+  const { store } = tempStore();
+  const t0 = Date.parse('2026-11-23T00:00:00Z');
+  const clock = manualClock(t0);
+  // Timers round to the millisecond: this one runs each callback 1 ms before its time.
+  const early: Clock = { ...clock, setTimer: (fn, ms) => clock.setTimer(fn, Math.max(0, ms - 1)) };
+  const host = hostOn(store, { definitions: [counterDefinition()], clock: early });
+  await host.start();
+  await host.spawn('counter', 'due', { wakeAt: t0 + 1_000 });
+  await new Promise((r) => setImmediate(r));
+  clock.advance(900);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(host.isLive('due'), true, 'loaded ahead of its wake time');
+  clock.advance(99);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(clock.now(), t0 + 999);
+  assert.equal(host.isLive('due'), true, 'still in memory after the early timer');
+  assert.equal(ctxOf(host.read('due')!).wakes, 0, 'and not woken before its time');
+  clock.advance(1);
+  const v = await host.waitFor('due', (x) => ctxOf(x).wakes === 1);
+  assert.equal(v.value, 'idle');
+  await host.stop();
+  store.close();
+});
+
 test('a WAKE computed ahead of its time is not used once an event changed the actor first', async () => {
   const { store } = tempStore();
   const t0 = Date.parse('2026-11-23T00:00:00Z');

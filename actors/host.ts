@@ -809,6 +809,10 @@ export function createActorHost(opts: HostOptions) {
       if (early) {
         if (at - clock.now() <= PREFETCH_MS) prefetch(at);
         arm(at);
+      } else if (clock.now() < at) {
+        // Fired a moment early (timers round to the millisecond): waking now would find nothing due and send the
+        // actors loaded ahead out of memory again. Wait the rest.
+        arm(at);
       } else void wakeDue();
     }, delay);
   }
