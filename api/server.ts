@@ -83,7 +83,7 @@ export async function startApi(
     chainFactories?: ChainFactories;
   } = {},
 ): Promise<RunningApi> {
-  const store = createStore(path.join(config.dataDir, 'service.db'));
+  const store = createStore(path.join(config.dataDir, 'service.db'), { checkpointOffThread: true });
   /** The app's logger once it exists (LOG_LEVEL applies); the operator's stderr before. */
   let appLog: FastifyBaseLogger | undefined;
   const enclaveLog =

@@ -1,5 +1,6 @@
 import { createActorStore } from './actor-store.ts';
 import { createApiKeysRepo } from './api-keys-repo.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import { openServiceDb } from './db.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
@@ -7,9 +8,22 @@ import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWriter } from './writer.ts';
 
-/** Opens the service database and wires its repositories and group-commit writer. */
-export function createStore(file: string) {
+/**
+ * Opens the service database and wires its repositories and group-commit writer. `checkpointOffThread`: the WAL is
+ * checkpointed by a worker thread instead of inside the commits of the event loop (the service does this; tests
+ * of single parts keep SQLite's automatic checkpoint).
+ */
+export function createStore(file: string, opts: { checkpointOffThread?: boolean } = {}) {
   const { db, sqlite } = openServiceDb(file);
+  let checkpointer: ReturnType<typeof startCheckpointer> | undefined;
+  if (opts.checkpointOffThread && file !== ':memory:') {
+    sqlite.pragma('wal_autocheckpoint = 0');
+    checkpointer = startCheckpointer({
+      file,
+      // Without the worker, SQLite checkpoints in the commits again: slower at times, never unbounded.
+      onFailure: () => sqlite.pragma('wal_autocheckpoint = 1000'),
+    });
+  }
   const writer = createWriter(sqlite, file === ':memory:' ? {} : { walFile: `${file}-wal` });
   return {
     db,
@@ -27,6 +41,7 @@ export function createStore(file: string) {
     },
     /** Commits what is queued and closes (closing checkpoints the WAL into the database file). */
     close(): void {
+      checkpointer?.terminate();
       writer.close();
       sqlite.close();
     },
