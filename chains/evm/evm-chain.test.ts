@@ -74,6 +74,18 @@ async function assertChainRpcError(promise: Promise<unknown>, kind: 'transient' 
   return error;
 }
 
+/**
+ * Waits until anvil (automining) has mined `hash`: under load it answers eth_sendRawTransaction before the block that
+ * includes the transaction exists.
+ */
+async function untilMined(hash: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await rpc(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash])) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`anvil did not mine ${hash}`);
+}
+
 async function balanceOf(tokenAddress: string, owner: string): Promise<bigint> {
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [owner as `0x${string}`] });
   return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_call', [{ to: tokenAddress, data }, 'latest']));
@@ -124,6 +136,7 @@ describe('createEvmChain against anvil', () => {
     const raw = await sign(key(1), payment, nonce);
     await chain.broadcast(raw);
     const hash = keccak256(raw);
+    await untilMined(hash);
     assert.equal(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [to, 'latest'])), 1_000_000_000_000_000n);
 
     const item = { hash, from, nonce };
@@ -193,6 +206,7 @@ describe('createEvmChain against anvil', () => {
     const raw = await sign(sender, payment, nonce);
     await chain.broadcast(raw);
     const hash = keccak256(raw);
+    await untilMined(hash);
     const round = await chain.observe([{ hash, from, nonce }]);
     assert.equal(round.observations.get(hash)?.status, 'included');
     assert.equal((round.observations.get(hash) as { success: boolean }).success, true);
@@ -298,6 +312,7 @@ describe('createEvmChain against anvil', () => {
     const raw = await sign(key(5), payment, nonce, { to: reverter, gas: 100_000n });
     await chain.broadcast(raw);
     const hash = keccak256(raw);
+    await untilMined(hash);
     const round = await chain.observe([{ hash, from, nonce }]);
     const observation = round.observations.get(hash);
     assert.equal(observation?.status, 'included');
@@ -411,6 +426,7 @@ describe('createEvmChain against anvil', () => {
     const nonce = await legacy.pendingNonce!(from);
     const raw = await sign(key(7), payment, nonce);
     await legacy.broadcast(raw);
+    await untilMined(keccak256(raw));
     const round = await legacy.observe([{ hash: keccak256(raw), from, nonce }]);
     assert.equal((round.observations.get(keccak256(raw)) as { success: boolean }).success, true);
   });
