@@ -227,6 +227,25 @@ test('one pending payment per wallet and chain: the second is refused with 409, 
   await t.host.stop();
 });
 
+test('two payments sent together for one wallet and chain: one is recorded, the other gets 409 and leaves nothing', async () => {
+  const t = setup();
+  await t.host.start();
+  // Both pass the early check before either is recorded: the check in the recording transaction decides.
+  const results = await Promise.allSettled([
+    t.payments.transfer(principal, 'w1', transfer),
+    t.payments.transfer(principal, 'w1', transfer),
+  ]);
+  const ok = results.filter((r) => r.status === 'fulfilled');
+  const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+  assert.equal(ok.length, 1);
+  assert.equal(refused.length, 1);
+  assert.equal((refused[0]!.reason as { code?: string }).code, 'WALLET_TRANSACTION_UNRESOLVED');
+  assert.equal(t.store.transactions.list('proj', 'w1', { limit: 10 }).length, 1);
+  assert.equal(t.signed.length, 1, 'one signature');
+  assert.equal(t.state.broadcasts.length, 1);
+  await t.host.stop();
+});
+
 test("a node's rejection fails the payment at broadcast, with the record id and signed bytes in the answer", async () => {
   const t = setup();
   await t.host.start();

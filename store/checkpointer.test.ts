@@ -33,3 +33,19 @@ test('with checkpoints off the event loop, the commits do not checkpoint and the
   assert.equal(store.outbox.pending(10_000).length, 6_001);
   store.close();
 });
+
+test('a checkpoint worker that cannot work reports it, so the store turns SQLite checkpoints back on', async () => {
+  const { startCheckpointer } = await import('./checkpointer.ts');
+  const failed = await new Promise<unknown>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no failure reported')), 10_000);
+    startCheckpointer({
+      file: path.join(os.tmpdir(), 'wcs-no-such-dir', 'nested', 'service.db'),
+      everyMs: 10,
+      onFailure: (err) => {
+        clearTimeout(timer);
+        resolve(err);
+      },
+    });
+  });
+  assert.ok(failed instanceof Error);
+});
