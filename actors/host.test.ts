@@ -167,7 +167,7 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
   assert.equal(reopened.wallets.getAny('w2')?.status, 'ready');
   assert.equal(row(reopened, 'w2').done, 1);
   assert.equal(reopened.actors.effectsOf('w2').length, 0);
-  assert.equal(reopened.outbox.pending(10).length, 1);
+  assert.equal(reopened.outbox.oldest(10).length, 1);
   await host.stop();
   reopened.close();
 });

@@ -164,7 +164,7 @@ function seed(store: Store) {
 const transfer = { to: '0x000000000000000000000000000000000000dEaD', value: '5', chainId: '31337' };
 
 function events(store: Store): Array<{ type: string; data: Record<string, unknown> }> {
-  return store.outbox.pending(100).map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+  return store.outbox.oldest(100).map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
 }
 
 test('a transfer is recorded, signed with the allocated nonce, broadcast, then confirmed by the poller', async () => {

@@ -20,6 +20,7 @@ import { walletRoutes } from './routes/v1/wallets.ts';
 import { ErrorSchema } from './schemas/common.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
+import type { WebhookService } from './services/webhooks.ts';
 import type { PaymentService } from './services/payments.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
@@ -35,6 +36,7 @@ export interface AppDeps {
   migration: ShareMigrationService;
   admin: AdminService;
   actors: ActorsAdmin;
+  webhooks: WebhookService;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
 }
@@ -161,7 +163,12 @@ export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
         adminToken: deps.adminToken,
         onFailure: () => deps.metrics.adminAuthFailures.inc(),
       });
-      await admin.register(adminRoutes, { admin: deps.admin, wallets: deps.wallets, actors: deps.actors });
+      await admin.register(adminRoutes, {
+        admin: deps.admin,
+        wallets: deps.wallets,
+        actors: deps.actors,
+        webhooks: deps.webhooks,
+      });
     },
     { prefix: '/admin/v1' },
   );

@@ -33,7 +33,10 @@ export interface Config {
   monitorWindowMs: number;
   evmReplacementDelayMs: number;
   chainPollIntervalMs: number;
+  /** Unit of the webhook retry schedule (see api/webhooks/retry-schedule.ts). */
   webhookRetryBaseMs: number;
+  /** Bound on one webhook attempt: connect, send, and the answer's headers. */
+  webhookTimeoutMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -209,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evmReplacementDelayMs: int('EVM_REPLACEMENT_DELAY_MS', 60_000, 1, 24 * 3600_000),
     chainPollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2_000, 1, 3600_000),
     webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3600_000),
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

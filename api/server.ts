@@ -25,6 +25,9 @@ import { createShareMigrationService } from './services/share-migration.ts';
 import { allowAllSignatures, type SignaturePolicy } from './services/signature-policy.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
+import { createWebhookService } from './services/webhooks.ts';
+import { createDeliveryEngine } from './webhooks/delivery-engine.ts';
+import type { ResolveAll } from './webhooks/target-guard.ts';
 
 /**
  * How long a node may not show a broadcast payment before the poller sends its exact bytes again (a node can drop a
@@ -81,6 +84,11 @@ export async function startApi(
     enclaveLog?: (line: string) => void;
     /** How CHAINS_FILE entries become chains; default: the EVM (viem) and Solana (web3.js) adapters. */
     chainFactories?: ChainFactories;
+    /**
+     * Webhook delivery: certificates to trust beside the system's (PEM; the service takes NODE_EXTRA_CA_CERTS at
+     * start, which a test running the API in its own process cannot set) and how names resolve.
+     */
+    webhooks?: { extraCa?: string; resolveAll?: ResolveAll };
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'), { checkpointOffThread: true });
@@ -144,6 +152,25 @@ export async function startApi(
   }
   metrics.watchActors({ live: () => host.liveCount(), counts: () => store.actors.counts() });
 
+  const webhookEngine = createDeliveryEngine({
+    webhooks: store.webhooks,
+    outbox: store.outbox,
+    writer: store.writer,
+    retryBaseMs: config.webhookRetryBaseMs,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    ...opts.webhooks,
+    log: (msg, err) => {
+      const cause = err === undefined ? undefined : describeCause(err);
+      if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);
+      else console.error(cause === undefined ? msg : `${msg}: ${cause}`);
+    },
+    onAttempt: (outcome, ms) => {
+      metrics.webhookAttempts.inc({ outcome });
+      metrics.webhookAttemptDuration.observe(ms / 1000);
+    },
+  });
+
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
@@ -164,6 +191,12 @@ export async function startApi(
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave }),
     actors: createActorsAdmin({ host, store: store.actors }),
+    webhooks: createWebhookService({
+      store,
+      engine: webhookEngine,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
+    }),
     ready: async () => {
       let enclaveOk = false;
       try {
@@ -200,6 +233,8 @@ export async function startApi(
       log: (msg, err) => app.log.warn(err === undefined ? {} : { cause: describeCause(err) }, msg),
     }),
   );
+  // Deliveries due before a restart go out now; new ones as their transactions reach the disk.
+  webhookEngine.start();
   // Recovery runs while the API serves; /readyz says when it is done. The chain pollers start after it.
   const restore = host.start().then(
     () => {
@@ -229,6 +264,7 @@ export async function startApi(
       await Promise.all(pollers.map((p) => p.stop()));
       await host.stop();
       await restore;
+      await webhookEngine.stop();
       await enclave.close();
       store.close();
     },

@@ -15,7 +15,7 @@ test('with checkpoints off the event loop, the commits do not checkpoint and the
   for (let batch = 0; batch < 3; batch++) {
     await store.writer.write(() => {
       for (let i = 0; i < 2_000; i++) {
-        store.outbox.append({ projectId: 'p', type: 'test', createdAt: at, data: { pad: 'x'.repeat(2_000), i } });
+        store.outbox.append({ projectId: 'p', type: 'test.ping', createdAt: at, data: { pad: 'x'.repeat(2_000), i } });
       }
     });
   }
@@ -23,14 +23,14 @@ test('with checkpoints off the event loop, the commits do not checkpoint and the
   // The worker checkpoints within a second; the next commit then starts the WAL over from its beginning.
   await new Promise((r) => setTimeout(r, 1_500));
   const before = walPages();
-  await store.writer.write(() => store.outbox.append({ projectId: 'p', type: 'test', createdAt: at, data: {} }));
+  await store.writer.write(() => store.outbox.append({ projectId: 'p', type: 'test.ping', createdAt: at, data: {} }));
   // Frames in the WAL now (this call checkpoints them too, but reports how many there were).
   const [ck] = store.sqlite.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
   assert.ok(
     ck!.log < 100,
     `the WAL restarted after the worker's checkpoint: ${ck!.log} frames in use (was ${before} pages)`,
   );
-  assert.equal(store.outbox.pending(10_000).length, 6_001);
+  assert.equal(store.outbox.oldest(10_000).length, 6_001);
   store.close();
 });
 

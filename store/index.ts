@@ -6,6 +6,7 @@ import { createOutboxRepo } from './outbox-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
 import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
+import { createWebhooksRepo } from './webhooks-repo.ts';
 import { createWriter } from './writer.ts';
 
 /**
@@ -35,6 +36,7 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean 
     actors: createActorStore(sqlite, writer),
     outbox: createOutboxRepo(db, sqlite),
     transactions: createTransactionsRepo(sqlite),
+    webhooks: createWebhooksRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { asc, isNull } from 'drizzle-orm';
+import { asc } from 'drizzle-orm';
+import type { EventType } from '../api/webhooks/event-types.ts';
 import type { Db } from './db.ts';
 import { outbox } from './schema.ts';
 
@@ -8,32 +9,66 @@ export type OutboxRow = typeof outbox.$inferSelect;
 
 export interface OutboxEvent {
   projectId: string;
+  /** The key whose request caused the event: only its endpoint hears it. Null: every endpoint of the project. */
   apiKeyId?: string | null;
-  type: string;
+  type: EventType;
   data: Record<string, unknown>;
   createdAt: string;
 }
 
 /**
- * The transactional outbox. `append` must run inside the transaction of the state change it
- * describes (through the writer), so a change and its event are never separated.
+ * The transactional outbox. `append` must run inside the transaction of the state change it describes (through
+ * the writer), so a change, its event and its webhook deliveries are never separated.
+ *
+ * Fan-out: a keyed event gets a delivery row for its key's endpoint, an unkeyed one (an operator's act, such as a
+ * claim) for every endpoint of the project; in both cases only endpoints that are enabled and selected the type.
+ * `test.ping` goes to its key's endpoint whatever it selected (it is asked for by name).
  */
-export function createOutboxRepo(db: Db, sqlite: Database.Database) {
+export function createOutboxRepo(db: Db, sqlite: Database.Database, now: () => number = Date.now) {
   // Prepared once, on the driver itself: every state change partners hear about appends here, and a payment's
   // confirmation appends two events (the ORM's run path costs about as much again as the insert).
   const insert = sqlite.prepare(
     'insert into outbox (id, project_id, api_key_id, type, data, created_at) values (?, ?, ?, ?, ?, ?)',
   );
+  const fanOutKeyed = sqlite.prepare(
+    `insert into webhook_deliveries (event_id, api_key_id, status, next_attempt_at, created_at)
+     select @eventId, api_key_id, 'pending', @at, @at from webhook_endpoints
+     where api_key_id = @apiKeyId and enabled = 1
+       and (@type = 'test.ping' or exists (select 1 from json_each(events) where value = @type))
+     returning api_key_id`,
+  );
+  const fanOutProject = sqlite.prepare(
+    `insert into webhook_deliveries (event_id, api_key_id, status, next_attempt_at, created_at)
+     select @eventId, api_key_id, 'pending', @at, @at from webhook_endpoints
+     where project_id = @projectId and enabled = 1
+       and exists (select 1 from json_each(events) where value = @type)
+     returning api_key_id`,
+  );
+  /** Endpoints given new deliveries since the last `takeTouched` (possibly by a write that then rolled back). */
+  let touched = new Set<string>();
 
   return {
     append(e: OutboxEvent): string {
       const id = `evt_${randomUUID()}`;
       insert.run(id, e.projectId, e.apiKeyId ?? null, e.type, JSON.stringify(e.data), e.createdAt);
+      const at = now();
+      const rows = (
+        e.apiKeyId
+          ? fanOutKeyed.all({ eventId: id, at, apiKeyId: e.apiKeyId, type: e.type })
+          : fanOutProject.all({ eventId: id, at, projectId: e.projectId, type: e.type })
+      ) as Array<{ api_key_id: string }>;
+      for (const r of rows) touched.add(r.api_key_id);
       return id;
     },
-    /** Undelivered events, oldest first. */
-    pending(limit: number): OutboxRow[] {
-      return db.select().from(outbox).where(isNull(outbox.deliveredAt)).orderBy(asc(outbox.seq)).limit(limit).all();
+    /** The endpoints given deliveries since the last call; the delivery engine asks once a write is on disk. */
+    takeTouched(): Set<string> {
+      const t = touched;
+      touched = new Set();
+      return t;
+    },
+    /** Events in the order they were written, oldest first. */
+    oldest(limit: number): OutboxRow[] {
+      return db.select().from(outbox).orderBy(asc(outbox.seq)).limit(limit).all();
     },
   };
 }

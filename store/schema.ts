@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 // The one declaration of the wallet types and schemes (a file without imports of its own).
+import { SIGNATURE_FORMATS } from '../api/webhooks/event-types.ts';
 import { SCHEMES, WALLET_TYPES } from '../chains/wallet-types.ts';
 
 /** A partner. Deleting one sets `deletedAt`: its keys stop working, its wallets stay. */
@@ -156,7 +157,10 @@ export const actorEffects = sqliteTable(
   (t) => [index('actor_effects_actor').on(t.actorId)],
 );
 
-/** Transactional outbox: events written in the same transaction as the state change they describe. */
+/**
+ * Transactional outbox: events written in the same transaction as the state change they describe, each with one
+ * `webhook_deliveries` row per endpoint that selected it. Kept for a retention period after that.
+ */
 export const outbox = sqliteTable(
   'outbox',
   {
@@ -168,9 +172,9 @@ export const outbox = sqliteTable(
     type: text('type').notNull(),
     data: text('data').notNull(),
     createdAt: text('created_at').notNull(),
+    /** Unused since deliveries have their own rows (`webhook_deliveries`); kept to avoid rebuilding the table. */
     deliveredAt: text('delivered_at'),
   },
-  (t) => [index('outbox_pending').on(t.seq).where(sql`delivered_at is null`)],
 );
 
 /**
@@ -227,5 +231,62 @@ export const transactions = sqliteTable(
     uniqueIndex('transactions_hold').on(t.walletId, t.chainKey).where(sql`unresolved = 1`),
     index('transactions_watch').on(t.chainKey, t.seq).where(sql`unresolved = 1 and hash is not null`),
     index('transactions_wallet_chain_nonce').on(t.walletId, t.chainKey, t.nonce).where(sql`nonce is not null`),
+  ],
+);
+
+/**
+ * A webhook endpoint: at most one per API key. `secret` signs every delivery; after a rotation `previousSecret`
+ * signs too until `previousSecretExpiresAt`. `failures` and `retryAt` are the endpoint's breaker: set while a run of
+ * attempts has failed (the endpoint is then probed with one delivery at a time), cleared by the next success.
+ */
+export const webhookEndpoints = sqliteTable(
+  'webhook_endpoints',
+  {
+    apiKeyId: text('api_key_id')
+      .primaryKey()
+      .references(() => apiKeys.id),
+    projectId: text('project_id').notNull(),
+    url: text('url').notNull(),
+    /** JSON array of event types. */
+    events: text('events').notNull(),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull(),
+    signatureFormat: text('signature_format', { enum: SIGNATURE_FORMATS }).notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    /** Unix milliseconds. */
+    previousSecretExpiresAt: integer('previous_secret_expires_at'),
+    failures: integer('failures').notNull().default(0),
+    /** Unix milliseconds: the next probe while the endpoint is failing; null while it is healthy. */
+    retryAt: integer('retry_at'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('webhook_endpoints_project').on(t.projectId)],
+);
+
+/**
+ * One event to deliver to one endpoint. Written in the transaction that appends the event to the outbox, so a state
+ * change, its event and its deliveries are never separated. Times are Unix milliseconds.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    eventId: text('event_id').notNull(),
+    apiKeyId: text('api_key_id').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'dead'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: integer('next_attempt_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+    lastAttemptAt: integer('last_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastLatencyMs: integer('last_latency_ms'),
+    lastError: text('last_error'),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_event').on(t.apiKeyId, t.eventId),
+    index('webhook_deliveries_due').on(t.apiKeyId, t.nextAttemptAt).where(sql`status = 'pending'`),
+    index('webhook_deliveries_finished').on(t.status, t.finishedAt).where(sql`status != 'pending'`),
   ],
 );

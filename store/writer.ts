@@ -42,6 +42,8 @@ export function createWriter(
   let queue: Job[] = [];
   let scheduled = false;
   let walFd: number | undefined;
+  /** Called after each batch is committed and on disk (see `onDurable`). */
+  const durableListeners: Array<() => void> = [];
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
@@ -121,6 +123,7 @@ export function createWriter(
         const o = outcomes[i]!;
         settle(job, o.ok, o.value);
       });
+      for (const l of durableListeners) l();
     });
   }
 
@@ -147,6 +150,13 @@ export function createWriter(
           setImmediate(() => flush());
         }
       });
+    },
+    /**
+     * Calls `listener` after every batch that is committed and on disk, once its writes have settled: work that
+     * may start only after a commit (webhook deliveries) starts from here. It must not throw.
+     */
+    onDurable(listener: () => void): void {
+      durableListeners.push(listener);
     },
     /** Writes admitted and not yet settled (queued, or committed and waiting for their sync). */
     get pending(): number {

@@ -86,6 +86,18 @@ export function createMetrics() {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    webhookAttempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later) or dead',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookAttemptDuration: new Histogram({
+      name: 'webhook_attempt_seconds',
+      help: 'How long a webhook delivery attempt took, from sending to the answer (or the failure)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
     /** Records one chain polling round. */
     observePollRound(r: {
       chainKey: string;

@@ -21,18 +21,22 @@ import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
 import type { WalletService } from '../../services/wallets.ts';
+import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
+import { webhookAdminRoutes } from './webhooks.ts';
 
 const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
-/** `/admin/v1`: the operator's projects, API keys, rotation and IP allowlists. */
+/** `/admin/v1`: the operator's projects, API keys, rotation, IP allowlists, webhooks and actors. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{
   admin: AdminService;
   wallets: WalletService;
   actors: ActorsAdmin;
-}> = async (app, { admin, wallets, actors }) => {
+  webhooks: WebhookService;
+}> = async (app, { admin, wallets, actors, webhooks }) => {
   await app.register(actorAdminRoutes, { actors });
+  await app.register(webhookAdminRoutes, { webhooks });
 
   app.post(
     '/projects',

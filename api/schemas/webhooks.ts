@@ -1,0 +1,84 @@
+import { Type } from '@sinclair/typebox';
+import { EVENT_TYPES, SIGNATURE_FORMATS } from '../webhooks/event-types.ts';
+import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
+
+const SignatureFormatSchema = StringEnum(SIGNATURE_FORMATS, {
+  description:
+    '`timestamp-body` (the default, the spec\'s): the signed message is "<webhook-timestamp>.<raw body>", the key the secret as given. `standard-webhooks`: "<webhook-id>.<webhook-timestamp>.<raw body>", the key the base64 after `whsec_`, so the Standard Webhooks libraries verify it.',
+});
+
+export const PutWebhookBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'HTTPS only.' }),
+    events: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: 32,
+      description: `Event types to deliver; at least one while enabled. Known: ${EVENT_TYPES.join(', ')}.`,
+    }),
+    enabled: Type.Optional(Type.Boolean({ description: 'Default true at creation; unchanged when left out later.' })),
+    signatureFormat: Type.Optional(SignatureFormatSchema),
+  },
+  { additionalProperties: false },
+);
+
+const DeliveryCounts = Type.Object({ pending: Type.Integer(), delivered: Type.Integer(), dead: Type.Integer() });
+
+export const WebhookEndpoint = Type.Object({
+  apiKeyId: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  signatureFormat: SignatureFormatSchema,
+  secret: Type.Optional(Type.String({ description: 'Only in the answer that created the endpoint.' })),
+  previousSecretExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Until then, deliveries carry a second signature made with the secret before the last rotation.',
+  }),
+  state: StringEnum(['healthy', 'failing'], {
+    description: '`failing`: a run of attempts failed; the endpoint is probed one delivery at a time.',
+  }),
+  consecutiveFailures: Type.Integer(),
+  nextProbeAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  deliveries: DeliveryCounts,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+export const RotatedWebhookSecret = Type.Object({
+  secret: Type.String({ description: 'Shown once.' }),
+  previousSecretExpiresAt: Type.String({ format: 'date-time' }),
+});
+
+export const WebhookTestAccepted = Type.Object({ eventId: Type.String() });
+
+export const DeliveryStatusSchema = StringEnum(['pending', 'delivered', 'dead']);
+
+export const Delivery = Type.Object({
+  eventId: Type.String(),
+  type: Type.Union([Type.String(), Type.Null()], { description: 'Null once the event is past retention.' }),
+  status: DeliveryStatusSchema,
+  attempts: Type.Integer(),
+  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+  lastLatencyMs: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+export const DeliveryList = Paginated(Delivery);
+
+export const ListDeliveriesQuery = Type.Object(
+  {
+    status: Type.Optional(DeliveryStatusSchema),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryParams = Type.Object({
+  keyId: Type.String({ minLength: 1, maxLength: 128 }),
+  eventId: Type.String({ minLength: 1, maxLength: 128 }),
+});
+
+export const Redelivered = Type.Object({ redelivered: Type.Integer() });

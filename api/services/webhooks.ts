@@ -1,0 +1,256 @@
+import type { Store } from '../../store/index.ts';
+import type { DeliveryRow, DeliveryStatus, WebhookEndpointRow } from '../../store/webhooks-repo.ts';
+import { invalidRequest, ServiceError } from '../errors.ts';
+import type { DeliveryEngine } from '../webhooks/delivery-engine.ts';
+import {
+  EVENT_TYPES,
+  type EventType,
+  type SignatureFormat,
+  UNSENT_EVENT_TYPES,
+} from '../webhooks/event-types.ts';
+import { newWebhookSecret } from '../webhooks/sign-delivery.ts';
+import { assertPublicTarget, type ResolveAll, TargetRefusedError } from '../webhooks/target-guard.ts';
+
+/** How long the secret before a rotation keeps signing deliveries (spec: 24 hours). */
+export const PREVIOUS_SECRET_VALID_MS = 24 * 3600_000;
+
+const keyNotFound = () => new ServiceError('API_KEY_NOT_FOUND', 404, 'API key not found');
+const notConfigured = () =>
+  new ServiceError('WEBHOOK_NOT_CONFIGURED', 404, 'this API key has no webhook endpoint; PUT one first');
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function cursorOf(id: number): string {
+  return Buffer.from(`d:${id}`).toString('base64url');
+}
+
+function idOfCursor(cursor: string): number {
+  const m = /^d:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw new ServiceError('INVALID_CURSOR', 400, 'cursor is not one this service returned');
+  return Number(m[1]);
+}
+
+/** Validates a webhook URL: HTTPS, no credentials in it, and (unless private targets are allowed) a public host. */
+async function checkUrl(raw: string, allowPrivate: boolean, resolveAll?: ResolveAll): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidRequest('url is not a valid URL', { field: 'body.url' });
+  }
+  if (url.protocol !== 'https:') {
+    throw invalidRequest('url must be an HTTPS URL (HTTP is refused)', { field: 'body.url' });
+  }
+  if (url.username || url.password) {
+    throw invalidRequest('url may not carry credentials; put them in the path or verify the signature instead', {
+      field: 'body.url',
+    });
+  }
+  if (url.hash) throw invalidRequest('url may not have a fragment', { field: 'body.url' });
+  if (!allowPrivate) {
+    try {
+      await assertPublicTarget(url, resolveAll);
+    } catch (err) {
+      if (!(err instanceof TargetRefusedError)) throw err;
+      throw new ServiceError(
+        'WEBHOOK_TARGET_NOT_ALLOWED',
+        400,
+        `${err.message}: webhook targets must be public (WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`,
+        { details: { field: 'body.url' } },
+      );
+    }
+  }
+  return url.toString();
+}
+
+function checkEvents(events: string[], enabled: boolean): EventType[] {
+  const known = new Set<string>(EVENT_TYPES);
+  for (const e of events) {
+    if ((UNSENT_EVENT_TYPES as readonly string[]).includes(e)) {
+      throw invalidRequest(`${e} is never sent: this service has no user system`, { field: 'body.events' });
+    }
+    if (!known.has(e)) {
+      throw invalidRequest(`unknown event type "${e}"; known: ${EVENT_TYPES.join(', ')}`, { field: 'body.events' });
+    }
+  }
+  if (enabled && events.length === 0) {
+    throw invalidRequest('an enabled webhook needs at least one event type', { field: 'body.events' });
+  }
+  return [...new Set(events)] as EventType[];
+}
+
+/** The operator's webhook verbs (admin API and CLI): configure, rotate, test, delete, deliveries, redeliver. */
+export function createWebhookService(deps: {
+  store: Pick<Store, 'apiKeys' | 'projects' | 'webhooks' | 'outbox' | 'writer'>;
+  engine: Pick<DeliveryEngine, 'reload'>;
+  allowPrivateTargets: boolean;
+  resolveAll?: ResolveAll;
+  now?: () => number;
+}) {
+  const { store, engine } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** The key, which must exist and belong to a project that was not deleted. */
+  function liveKey(keyId: string) {
+    const key = store.apiKeys.get(keyId);
+    if (!key || !store.projects.get(key.projectId)) throw keyNotFound();
+    return key;
+  }
+
+  function endpointOf(keyId: string): WebhookEndpointRow {
+    liveKey(keyId);
+    const cfg = store.webhooks.get(keyId);
+    if (!cfg) throw notConfigured();
+    return cfg;
+  }
+
+  function describe(cfg: WebhookEndpointRow, secret?: string) {
+    const t = now();
+    const previousValid = cfg.previousSecret !== null && (cfg.previousSecretExpiresAt ?? 0) > t;
+    return {
+      apiKeyId: cfg.apiKeyId,
+      url: cfg.url,
+      events: cfg.events,
+      enabled: cfg.enabled,
+      signatureFormat: cfg.signatureFormat,
+      ...(secret === undefined ? {} : { secret }),
+      previousSecretExpiresAt: previousValid ? iso(cfg.previousSecretExpiresAt) : null,
+      state: cfg.retryAt === null ? ('healthy' as const) : ('failing' as const),
+      consecutiveFailures: cfg.failures,
+      nextProbeAt: iso(cfg.retryAt),
+      deliveries: store.webhooks.counts(cfg.apiKeyId),
+      createdAt: cfg.createdAt,
+      updatedAt: cfg.updatedAt,
+    };
+  }
+
+  const toDelivery = (d: DeliveryRow) => ({
+    eventId: d.eventId,
+    type: d.type,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    lastStatusCode: d.lastStatusCode,
+    lastLatencyMs: d.lastLatencyMs,
+    lastError: d.lastError,
+    createdAt: iso(d.createdAt)!,
+    finishedAt: iso(d.finishedAt),
+  });
+
+  return {
+    /** Creates or replaces a key's endpoint. The secret is in the answer only when this call created it. */
+    async put(
+      keyId: string,
+      body: { url: string; events: string[]; enabled?: boolean; signatureFormat?: SignatureFormat },
+    ) {
+      const key = liveKey(keyId);
+      const existing = store.webhooks.get(keyId);
+      const enabled = body.enabled ?? existing?.enabled ?? true;
+      const events = checkEvents(body.events, enabled);
+      const url = await checkUrl(body.url, deps.allowPrivateTargets, deps.resolveAll);
+      const secret = newWebhookSecret();
+      const at = new Date(now()).toISOString();
+      const { created } = await store.writer.write(() =>
+        store.webhooks.upsert({
+          apiKeyId: keyId,
+          projectId: key.projectId,
+          url,
+          events,
+          enabled,
+          signatureFormat: body.signatureFormat ?? existing?.signatureFormat ?? 'timestamp-body',
+          secret,
+          at,
+        }),
+      );
+      engine.reload(keyId);
+      return describe(store.webhooks.get(keyId)!, created ? secret : undefined);
+    },
+
+    get(keyId: string) {
+      return describe(endpointOf(keyId));
+    },
+
+    /** A new secret; the current one keeps signing (as a second signature) for PREVIOUS_SECRET_VALID_MS. */
+    async rotateSecret(keyId: string) {
+      endpointOf(keyId);
+      const secret = newWebhookSecret();
+      const expiresAt = now() + PREVIOUS_SECRET_VALID_MS;
+      await store.writer.write(() =>
+        store.webhooks.rotateSecret(keyId, secret, expiresAt, new Date(now()).toISOString()),
+      );
+      engine.reload(keyId);
+      return { secret, previousSecretExpiresAt: iso(expiresAt)! };
+    },
+
+    /** Queues a `test.ping` for the key's endpoint (whatever events it selected); answers its event id. */
+    async test(keyId: string) {
+      const key = liveKey(keyId);
+      const cfg = endpointOf(keyId);
+      if (!cfg.enabled) {
+        throw new ServiceError('WEBHOOK_DISABLED', 409, 'the webhook is disabled; enable it to send a test.ping');
+      }
+      const pingedAt = new Date(now()).toISOString();
+      const eventId = await store.writer.write(() =>
+        store.outbox.append({
+          projectId: key.projectId,
+          apiKeyId: keyId,
+          type: 'test.ping',
+          createdAt: pingedAt,
+          data: { apiKeyId: keyId, pingedAt },
+        }),
+      );
+      return { eventId };
+    },
+
+    /** Removes URL, events and secrets, and the endpoint's deliveries. */
+    async delete(keyId: string): Promise<void> {
+      liveKey(keyId);
+      const removed = await store.writer.write(() => store.webhooks.delete(keyId));
+      engine.reload(keyId);
+      if (!removed) throw notConfigured();
+    },
+
+    deliveries(keyId: string, q: { status?: DeliveryStatus; cursor?: string; limit?: number }) {
+      endpointOf(keyId);
+      const limit = q.limit ?? 20;
+      const rows = store.webhooks.listDeliveries(keyId, {
+        limit: limit + 1,
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.cursor !== undefined ? { before: idOfCursor(q.cursor) } : {}),
+      });
+      const hasMore = rows.length > limit;
+      const page = rows.slice(0, limit);
+      return {
+        data: page.map(toDelivery),
+        pagination: { cursor: hasMore ? cursorOf(page[page.length - 1]!.id) : null, hasMore, limit },
+      };
+    },
+
+    /**
+     * Queues one event again from its first attempt, or every dead one. A redelivery also lifts the endpoint's
+     * breaker: the operator asking means the receiver is thought to be back.
+     */
+    async redeliver(keyId: string, eventId?: string) {
+      endpointOf(keyId);
+      const at = now();
+      const n = await store.writer.write(() => {
+        const count =
+          eventId === undefined
+            ? store.webhooks.redeliverDead(keyId, at)
+            : store.webhooks.redeliver(keyId, eventId, at)
+              ? 1
+              : 0;
+        if (count > 0) store.webhooks.setBreaker(keyId, 0, null);
+        return count;
+      });
+      if (eventId !== undefined && n === 0) {
+        throw new ServiceError('DELIVERY_NOT_FOUND', 404, 'this endpoint has no delivery of that event');
+      }
+      engine.reload(keyId);
+      return { redelivered: n };
+    },
+  };
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;
