@@ -54,6 +54,7 @@ export function createWalletDefinition(
         }
         deps.outbox.append({
           projectId,
+          apiKeyId: snap.context.apiKeyId ?? null,
           type: 'wallet.created',
           createdAt: at,
           data: {

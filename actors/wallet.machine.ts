@@ -11,6 +11,8 @@ export interface WalletInput {
   createdAt: string;
   /** `pregen`: a pre-generated wallet whose user share is handed out once and never stored here. */
   custody: 'managed' | 'pregen';
+  /** The API key that asked for the wallet (its endpoint hears `wallet.created`); absent: every key of the project. */
+  apiKeyId?: string;
 }
 
 export interface KeyMaterial {

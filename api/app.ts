@@ -20,11 +20,11 @@ import { walletRoutes } from './routes/v1/wallets.ts';
 import { ErrorSchema } from './schemas/common.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
-import type { WebhookService } from './services/webhooks.ts';
 import type { PaymentService } from './services/payments.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
+import type { WebhookService } from './services/webhooks.ts';
 
 export interface AppDeps {
   config: Pick<Config, 'logLevel' | 'trustProxy' | 'http' | 'adminRateLimitPerMinute'>;

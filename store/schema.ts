@@ -161,21 +161,18 @@ export const actorEffects = sqliteTable(
  * Transactional outbox: events written in the same transaction as the state change they describe, each with one
  * `webhook_deliveries` row per endpoint that selected it. Kept for a retention period after that.
  */
-export const outbox = sqliteTable(
-  'outbox',
-  {
-    seq: integer('seq').primaryKey({ autoIncrement: true }),
-    /** `evt_<uuid>`: the webhook envelope id. */
-    id: text('id').notNull().unique(),
-    projectId: text('project_id').notNull(),
-    apiKeyId: text('api_key_id'),
-    type: text('type').notNull(),
-    data: text('data').notNull(),
-    createdAt: text('created_at').notNull(),
-    /** Unused since deliveries have their own rows (`webhook_deliveries`); kept to avoid rebuilding the table. */
-    deliveredAt: text('delivered_at'),
-  },
-);
+export const outbox = sqliteTable('outbox', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  /** `evt_<uuid>`: the webhook envelope id. */
+  id: text('id').notNull().unique(),
+  projectId: text('project_id').notNull(),
+  apiKeyId: text('api_key_id'),
+  type: text('type').notNull(),
+  data: text('data').notNull(),
+  createdAt: text('created_at').notNull(),
+  /** Unused since deliveries have their own rows (`webhook_deliveries`); kept to avoid rebuilding the table. */
+  deliveredAt: text('delivered_at'),
+});
 
 /**
  * Transaction records (the spec's transaction history): one per broadcasting `transfer`, `sign-transaction` with

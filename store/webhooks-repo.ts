@@ -120,9 +120,7 @@ export function createWebhooksRepo(sqlite: Database.Database) {
       `update webhook_deliveries set status = 'pending', attempts = 0, next_attempt_at = @at, finished_at = null
        where api_key_id = @apiKeyId and status = 'dead'`,
     ),
-    counts: sqlite.prepare(
-      'select status, count(*) as n from webhook_deliveries where api_key_id = ? group by status',
-    ),
+    counts: sqlite.prepare('select status, count(*) as n from webhook_deliveries where api_key_id = ? group by status'),
     getDelivery: sqlite.prepare(
       `select ${DELIVERY_COLUMNS} from webhook_deliveries d left join outbox o on o.id = d.event_id
        where d.api_key_id = ? and d.event_id = ?`,

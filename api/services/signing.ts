@@ -236,7 +236,10 @@ export function createSigningService(deps: {
     }
   }
 
-  /** Queues `transaction.signed` and waits until it is on disk. */
+  /**
+   * Queues `transaction.signed` and waits until it is on disk: every REST signature emits one (chainId null for
+   * message and raw signing, the domain's for typed data, the authorization's for EIP-7702).
+   */
   async function recordTransactionSigned(principal: Principal, wallet: WalletRow, chainId: string | null) {
     const signedAt = new Date(now()).toISOString();
     await store.writer.write(() =>
@@ -262,7 +265,9 @@ export function createSigningService(deps: {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-message');
       checkMessage(message, 'body.message');
       await authorize(principal, wallet, 'sign-message');
-      return { signature: await walletFamilies[wallet.type].signMessage(message, keyOf(wallet)) };
+      const signature = await walletFamilies[wallet.type].signMessage(message, keyOf(wallet));
+      await recordTransactionSigned(principal, wallet, null);
+      return { signature };
     },
 
     /**
@@ -294,7 +299,9 @@ export function createSigningService(deps: {
         });
       }
       await authorize(principal, wallet, 'sign-raw');
-      return { signature: await family.signRaw(data, keyOf(wallet)) };
+      const signature = await family.signRaw(data, keyOf(wallet));
+      await recordTransactionSigned(principal, wallet, null);
+      return { signature };
     },
 
     /**
@@ -334,8 +341,11 @@ export function createSigningService(deps: {
         chainPool.run('hashEvmTypedData', [typedData], bodyBytes),
       );
       const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
-      await authorize(principal, wallet, 'sign-typed-data', chainId === undefined ? null : String(chainId));
-      return { signature: encodeEvmSignature(await signSecp256k1(wallet, digest)) };
+      const domainChainId = chainId === undefined ? null : String(chainId);
+      await authorize(principal, wallet, 'sign-typed-data', domainChainId);
+      const signature = encodeEvmSignature(await signSecp256k1(wallet, digest));
+      await recordTransactionSigned(principal, wallet, domainChainId);
+      return { signature };
     },
 
     /** `sign-authorization`: an EIP-7702 authorization tuple. */
@@ -348,6 +358,7 @@ export function createSigningService(deps: {
       const prepared = chainInput('body.authorization', () => prepareEvmAuthorization(authorization));
       await authorize(principal, wallet, 'sign-authorization', String(prepared.chainId));
       const signature = await signSecp256k1(wallet, prepared.digest);
+      await recordTransactionSigned(principal, wallet, String(prepared.chainId));
       const rs = Buffer.from(signature.rs);
       return {
         address: prepared.address,

@@ -96,6 +96,7 @@ export function createWalletService(deps: {
     projectId: string,
     req: CreateWalletRequest,
     custody: 'managed' | 'pregen',
+    apiKeyId?: string,
   ): Promise<WalletView> {
     const scheme = req.scheme ?? defaultScheme(req.type);
     if (!isSchemeSupported(req.type, scheme)) {
@@ -141,6 +142,7 @@ export function createWalletService(deps: {
       userIdentifier: req.userIdentifier,
       createdAt,
       custody,
+      ...(apiKeyId ? { apiKeyId } : {}),
     };
     try {
       await host.spawn('wallet', walletId, input, () => {
@@ -203,8 +205,9 @@ export function createWalletService(deps: {
 
   return {
     /** Creates an API-key-managed wallet: both shares stay in the enclave. */
-    create(projectId: string, req: CreateWalletRequest): Promise<WalletView> {
-      return create(projectId, req, 'managed');
+    /** `apiKeyId`: the key that asked; only its webhook endpoint hears `wallet.created`. */
+    create(projectId: string, req: CreateWalletRequest, apiKeyId?: string): Promise<WalletView> {
+      return create(projectId, req, 'managed', apiKeyId);
     },
 
     /**

@@ -1,5 +1,5 @@
-import dns from 'node:dns';
 import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
+import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 

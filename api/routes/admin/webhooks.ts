@@ -35,7 +35,8 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
         response: { 200: WebhookEndpoint, ...errorResponses(...ADMIN_ERRORS, 404) },
       },
     },
-    async (req, reply) => reply.header('cache-control', 'no-store').send(await webhooks.put(req.params.keyId, req.body)),
+    async (req, reply) =>
+      reply.header('cache-control', 'no-store').send(await webhooks.put(req.params.keyId, req.body)),
   );
 
   app.get(

@@ -28,7 +28,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
       },
     },
     async (req, reply) => {
-      const wallet = await wallets.create(req.principal.projectId, req.body);
+      const wallet = await wallets.create(req.principal.projectId, req.body, req.principal.keyId);
       return reply.code(201).send(wallet);
     },
   );
