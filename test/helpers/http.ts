@@ -22,7 +22,7 @@ export async function createPartnerKey(
   adminToken: string,
   project: { name?: string; plan: string; rateLimitPerMinute?: number },
   environment: 'development' | 'production' = 'production',
-): Promise<{ projectId: string; secretKey: string }> {
+): Promise<{ projectId: string; keyId: string; secretKey: string }> {
   const url = typeof admin === 'string' ? admin : admin.adminUrl;
   const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
   const p = await fetch(`${url}/admin/v1/projects`, {
@@ -38,5 +38,6 @@ export async function createPartnerKey(
     body: JSON.stringify({ environment }),
   });
   if (k.status !== 201) throw new Error(`key create answered ${k.status}: ${await k.text()}`);
-  return { projectId: id, secretKey: ((await k.json()) as { secretKey: string }).secretKey };
+  const key = (await k.json()) as { id: string; secretKey: string };
+  return { projectId: id, keyId: key.id, secretKey: key.secretKey };
 }
