@@ -10,6 +10,7 @@ import { encodeFunctionData, keccak256, parseTransaction, recoverTransactionAddr
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { type ContractArtifact, deployContract, mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 const TestToken = JSON.parse(
@@ -22,6 +23,7 @@ const Reverter = JSON.parse(
 let anvil: Anvil;
 let svc: TestService;
 let partner: Partner;
+let receiver: WebhookReceiver;
 let token: `0x${string}`;
 let reverter: `0x${string}`;
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
@@ -35,7 +37,11 @@ function chainsFile(dir: string, rpcUrl: string): string {
 before(async () => {
   anvil = await startAnvil({ slotsInAnEpoch: 1 });
   const dir = tempDataDir('wcs-chains-');
-  svc = await startTestService({ CHAINS_FILE: chainsFile(dir, anvil.rpcUrl), CHAIN_POLL_INTERVAL_MS: '100' });
+  receiver = await startWebhookReceiver();
+  svc = await startTestService(
+    { CHAINS_FILE: chainsFile(dir, anvil.rpcUrl), CHAIN_POLL_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' },
+    { api: { webhooks: { extraCa: receiver.caPem } } },
+  );
   fs.rmSync(dir, { recursive: true, force: true });
   partner = await svc.newPartner();
   token = await deployContract(anvil.rpcUrl, anvil.fundedKeys[0]!, TestToken);
@@ -45,6 +51,7 @@ before(async () => {
 after(async () => {
   await svc?.stop();
   await anvil?.stop();
+  await receiver?.close();
 });
 
 let walletCount = 0;
@@ -340,4 +347,72 @@ test('estimate-fee previews the EVM fees of a transfer without signing or record
   assert.equal(BigInt(r.body.maxFee), 25200n * BigInt(r.body.maxFeePerGas ?? r.body.gasPrice));
   const list = await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`);
   assert.equal(list.body.data.length, 0);
+});
+
+test('the partner hears send.* and rest.transaction.* webhooks for a confirmed transfer and a reverted broadcast', async () => {
+  const cfg = await svc.admin('PUT', `/api-keys/${partner.keyId}/webhook`, {
+    url: receiver.url,
+    events: [
+      'send.broadcasted',
+      'send.confirmed',
+      'send.failed',
+      'rest.transaction.confirmed',
+      'rest.transaction.failed',
+    ],
+  });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  const w = await newWallet();
+  const sent = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '1000',
+    chainId: '31337',
+  });
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  const final = await settle(w.id, sent.body.transactionId);
+  const gasPrice = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_gasPrice'));
+  const reverted = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/sign-transaction`, {
+    broadcast: true,
+    transaction: {
+      to: reverter,
+      value: '0',
+      chainId: 31337,
+      type: 2,
+      nonce: 1,
+      gasLimit: '100000',
+      maxFeePerGas: String(gasPrice * 3n),
+      maxPriorityFeePerGas: '1',
+      data: '0x12345678',
+    },
+  });
+  assert.equal(reverted.status, 200, JSON.stringify(reverted.body));
+  await settle(w.id, reverted.body.transactionId);
+  await receiver.waitFor(
+    (r) => r.some((d) => JSON.parse(d.rawBody).type === 'rest.transaction.failed'),
+    'rest.transaction.failed',
+  );
+  const events = receiver.received.map((d) => JSON.parse(d.rawBody) as { type: string; data: Record<string, any> });
+  const ofTransfer = events.filter(
+    (e) => e.data.transactionId === sent.body.transactionId || e.data.txHash === sent.body.txHash,
+  );
+  assert.deepEqual(ofTransfer.map((e) => e.type).sort(), [
+    'rest.transaction.confirmed',
+    'send.broadcasted',
+    'send.confirmed',
+  ]);
+  const confirmed = ofTransfer.find((e) => e.type === 'rest.transaction.confirmed')!;
+  assert.deepEqual(
+    [
+      confirmed.data.walletId,
+      confirmed.data.intentKind,
+      confirmed.data.hash,
+      confirmed.data.blockNumber,
+      confirmed.data.blockHash,
+    ],
+    [w.id, 'transfer', sent.body.txHash, final.blockNumber, final.blockHash],
+  );
+  assert.equal(ofTransfer.find((e) => e.type === 'send.broadcasted')!.data.evmChainId, '31337');
+  const failed = events.find((e) => e.type === 'rest.transaction.failed')!;
+  assert.equal(failed.data.transactionId, reverted.body.transactionId);
+  assert.equal(failed.data.status, 'reverted');
+  assert.equal(failed.data.intentKind, 'sign_transaction');
 });
