@@ -171,6 +171,8 @@ export async function startApi(
     },
   });
 
+  metrics.watchWebhooks(webhookEngine);
+
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   metrics.watchChainPoolQueue(() => chainPool.queueSize);

@@ -34,7 +34,7 @@ test('an endpoint that is down is probed one delivery at a time; once it answers
   const ids: string[] = [];
   for (let i = 0; i < queued; i += 1)
     ids.push((await svc.admin('POST', `/api-keys/${p.keyId}/webhook/test`)).body.eventId);
-  // Long enough for the breaker to trip and for its first probe (50 ms later) to fail; the next is seconds away.
+  // Long enough for the breaker to trip and for its first probe (50 ms later) to fail; the next is 3 s away.
   await new Promise((r) => setTimeout(r, 1_000));
   const whileDown = await attempts(svc.adminUrl, svc.adminToken);
   const state = (await svc.admin('GET', `/api-keys/${p.keyId}/webhook`)).body;

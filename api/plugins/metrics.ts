@@ -133,6 +133,28 @@ export function createMetrics() {
         },
       });
     },
+    /** Sets how the webhook engine's holdings are read when /metrics is scraped. */
+    watchWebhooks(read: { timersArmed: () => number; held: () => { inFlight: number; buffered: number } }): void {
+      new Gauge({
+        name: 'webhook_timers_armed',
+        help: 'Timers the webhook engine holds (at most one per endpoint, whatever its queue)',
+        registers: [registry],
+        collect() {
+          this.set(read.timersArmed());
+        },
+      });
+      new Gauge({
+        name: 'webhook_deliveries_held',
+        help: 'Webhook deliveries held in memory: in flight, or read ahead of sending (bounded per endpoint)',
+        labelNames: ['where'] as const,
+        registers: [registry],
+        collect() {
+          const h = read.held();
+          this.set({ where: 'in_flight' }, h.inFlight);
+          this.set({ where: 'read_ahead' }, h.buffered);
+        },
+      });
+    },
     /** Sets how the chain pool's queue is read when /metrics is scraped. */
     watchChainPoolQueue(read: () => number): void {
       new Gauge({

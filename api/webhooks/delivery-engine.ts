@@ -2,7 +2,7 @@ import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import type { DueDelivery, WebhookEndpointRow, WebhooksRepo } from '../../store/webhooks-repo.ts';
 import type { Writer } from '../../store/writer.ts';
-import { MAX_ATTEMPTS, retryDelayMs, scheduleSpanMs } from './retry-schedule.ts';
+import { MAX_ATTEMPTS, probeDelayMs, retryDelayMs, scheduleSpanMs } from './retry-schedule.ts';
 import { envelopeBody, signDelivery } from './sign-delivery.ts';
 import { assertPublicTarget, guardedLookup, type ResolveAll, systemResolveAll } from './target-guard.ts';
 
@@ -65,7 +65,8 @@ interface Runner {
  *   costs bounded memory.
  * - A failed attempt is retried on the schedule of `retry-schedule.ts`, or is dead after MAX_ATTEMPTS. After
  *   BREAKER_TRIP failures in a row the endpoint's breaker trips: it is then probed with one delivery at a time on
- *   the same schedule (persisted, so a restart keeps it), and its first success drains the queue at the full rate.
+ *   the same schedule capped at PROBE_MAX_UNITS (persisted, so a restart keeps it), and its first success drains the
+ *   queue at the full rate.
  *   A delivery still pending after the whole schedule's span while the endpoint fails is dead.
  */
 export function createDeliveryEngine(deps: DeliveryEngineDeps) {
@@ -209,7 +210,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
     const tripped = r.cfg.retryAt !== null;
     if (!tripped && r.failedInARow < BREAKER_TRIP) return undefined;
     const failures = r.cfg.failures + 1;
-    const retryAt = at + retryDelayMs(deps.retryBaseMs, failures, random(), { cap: true })!;
+    const retryAt = at + probeDelayMs(deps.retryBaseMs, failures, random());
     r.cfg = { ...r.cfg, failures, retryAt };
     if (!tripped) log(`webhook endpoint of key ${r.keyId} (${r.url.host}) keeps failing; probing it on the schedule`);
     return { failures, retryAt };

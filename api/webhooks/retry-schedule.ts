@@ -15,17 +15,23 @@ export function scheduleSpanMs(baseMs: number): number {
 }
 
 /**
- * The delay before the next attempt after `failedAttempts` failed ones (1-based), or null when none is left.
- * `random` in [0, 1) gives the jitter. `cap` repeats the last step instead of giving up (the endpoint's breaker).
+ * The longest wait between two probes of an endpoint whose breaker is open (60 units, 5 minutes by default): probing
+ * costs one request, and a receiver that comes back should not wait hours for its queue.
  */
-export function retryDelayMs(
-  baseMs: number,
-  failedAttempts: number,
-  random: number,
-  { cap = false }: { cap?: boolean } = {},
-): number | null {
-  const i = failedAttempts - 1;
-  const units = RETRY_UNITS[Math.min(i, cap ? RETRY_UNITS.length - 1 : i)];
+export const PROBE_MAX_UNITS = 60;
+
+/**
+ * The delay before the next attempt after `failedAttempts` failed ones (1-based), or null when none is left.
+ * `random` in [0, 1) gives the jitter.
+ */
+export function retryDelayMs(baseMs: number, failedAttempts: number, random: number): number | null {
+  const units = RETRY_UNITS[failedAttempts - 1];
   if (units === undefined) return null;
+  return Math.round(units * baseMs * (0.8 + 0.4 * random));
+}
+
+/** The delay before the next probe of an endpoint after `failedProbes` failures in a row: the schedule, capped. */
+export function probeDelayMs(baseMs: number, failedProbes: number, random: number): number {
+  const units = Math.min(RETRY_UNITS[Math.min(failedProbes, RETRY_UNITS.length) - 1]!, PROBE_MAX_UNITS);
   return Math.round(units * baseMs * (0.8 + 0.4 * random));
 }
