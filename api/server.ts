@@ -108,23 +108,41 @@ export async function startApi(
     store.close();
     throw err;
   }
+  /** A warning for the operator: to the app's log once it exists, to stderr before. */
+  const warn = (msg: string, err?: unknown): void => {
+    const cause = err === undefined ? undefined : describeCause(err);
+    if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);
+    else console.error(cause === undefined ? msg : `${msg}: ${cause}`);
+  };
   const userShares = createUserShareHandoff();
   const metrics = createMetrics();
   const chainPool = createChainPool({ onRun: (step, where) => metrics.chainSteps.inc({ step, where }) });
+  const webhookEngine = createDeliveryEngine({
+    webhooks: store.webhooks,
+    outbox: store.outbox,
+    writer: store.writer,
+    retryBaseMs: config.webhookRetryBaseMs,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    ...opts.webhooks,
+    log: warn,
+    onAttempt: (outcome, ms) => {
+      metrics.webhookAttempts.inc({ outcome });
+      metrics.webhookAttemptDuration.observe(ms / 1000);
+    },
+  });
+
   const signing = createSigningService({
     store,
     enclave,
     policy: opts.signaturePolicy ?? allowAllSignatures,
     chainPool,
+    webhooks: webhookEngine,
   });
   const chains = createChainRegistry(config.chains, opts.chainFactories ?? chainFactories);
   const host = createActorHost({
     store: store.actors,
-    log: (msg, err) => {
-      const cause = err === undefined ? undefined : describeCause(err);
-      if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);
-      else console.error(cause === undefined ? msg : `${msg}: ${cause}`);
-    },
+    log: warn,
     onWakeLag: (ms) => metrics.actorWakeLag.observe(ms / 1000),
     ...(opts.maxLiveActors ? { maxLive: opts.maxLiveActors } : {}),
     definitions: [
@@ -151,25 +169,6 @@ export async function startApi(
     throw err;
   }
   metrics.watchActors({ live: () => host.liveCount(), counts: () => store.actors.counts() });
-
-  const webhookEngine = createDeliveryEngine({
-    webhooks: store.webhooks,
-    outbox: store.outbox,
-    writer: store.writer,
-    retryBaseMs: config.webhookRetryBaseMs,
-    timeoutMs: config.webhookTimeoutMs,
-    allowPrivateTargets: config.webhookAllowPrivateTargets,
-    ...opts.webhooks,
-    log: (msg, err) => {
-      const cause = err === undefined ? undefined : describeCause(err);
-      if (appLog) appLog.warn(cause === undefined ? {} : { cause }, msg);
-      else console.error(cause === undefined ? msg : `${msg}: ${cause}`);
-    },
-    onAttempt: (outcome, ms) => {
-      metrics.webhookAttempts.inc({ outcome });
-      metrics.webhookAttemptDuration.observe(ms / 1000);
-    },
-  });
 
   metrics.watchWebhooks(webhookEngine);
 

@@ -28,8 +28,13 @@ let counter = 0;
 const uid = (p = 'claim') => `${p}-${++counter}-${Math.random().toString(36).slice(2)}`;
 
 before(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
   partner = await svc.newPartner();
+  // Signatures write transaction.signed only for a key whose endpoint selects it: this one does (port 1 refuses).
+  await svc.admin('PUT', `/api-keys/${partner.keyId}/webhook`, {
+    url: 'https://127.0.0.1:1/hook',
+    events: ['transaction.signed'],
+  });
   const k = await svc.v1(partner.secret, 'GET', '/enclave/public-key');
   assert.equal(k.status, 200, JSON.stringify(k.body));
   enclaveKey = k.body;
@@ -122,6 +127,7 @@ describe('POST /admin/v1/wallets/{walletId}/claim', () => {
     assert.equal((await claim(w.id)).status, 200);
 
     const signedBefore = outboxRows('transaction.signed', w.id).length;
+    assert.equal(signedBefore, EVM_SIGNING.length, 'each signature before the claim wrote its event');
     const before = snapshotDb(svc.dataDir);
     const refused: Array<[string, string, unknown]> = [
       ...EVM_SIGNING.map(([route, body]): [string, string, unknown] => ['POST', route, body]),

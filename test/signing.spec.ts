@@ -45,8 +45,14 @@ const sign = (walletId: string, route: string, body: unknown) =>
   svc.v1(partner.secret, 'POST', `/wallets/${walletId}/${route}`, body);
 
 before(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
   partner = await svc.newPartner();
+  // transaction.signed is written for keys whose endpoint selects it (nothing listens on port 1: deliveries fail).
+  const hook = await svc.admin('PUT', `/api-keys/${partner.keyId}/webhook`, {
+    url: 'https://127.0.0.1:1/hook',
+    events: ['transaction.signed'],
+  });
+  assert.equal(hook.status, 200, JSON.stringify(hook.body));
   for (const type of ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI']) {
     const r = await svc.v1(partner.secret, 'POST', '/wallets', {
       type,
@@ -250,6 +256,33 @@ describe('sign-raw: exactly the given bytes', () => {
       assert.equal(r.body.code, code);
       assert.match(r.body.message, /data|walletType/);
     }
+  });
+});
+
+describe('transaction.signed', () => {
+  test('every REST signature writes one for a key whose endpoint selects it; none for a key without', async () => {
+    const { id } = wallets.EVM!;
+    const before = outboxEvents('transaction.signed').length;
+    assert.equal((await sign(id, 'sign-message', { message: 'event?' })).status, 200);
+    assert.equal((await sign(id, 'sign-raw', { data: `0x${'ab'.repeat(32)}` })).status, 200);
+    assert.equal((await sign(id, 'sign-typed-data', { typedData: MAIL })).status, 200);
+    const events = outboxEvents('transaction.signed').slice(before);
+    assert.deepEqual(
+      events.map((e) => e.chainId),
+      [null, null, String(MAIL.domain.chainId)],
+    );
+    assert.ok(events.every((e) => e.walletId === id));
+
+    const other = await svc.newPartner();
+    const w = await svc.v1(other.secret, 'POST', '/wallets', {
+      type: 'EVM',
+      userIdentifier: uid(),
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    const count = outboxEvents('transaction.signed').length;
+    const r = await svc.v1(other.secret, 'POST', `/wallets/${w.body.id}/sign-message`, { message: 'unheard' });
+    assert.equal(r.status, 200);
+    assert.equal(outboxEvents('transaction.signed').length, count, 'no endpoint selects it: nothing is written');
   });
 });
 

@@ -36,6 +36,7 @@ import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
 import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
+import type { EventType } from '../webhooks/event-types.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
@@ -126,9 +127,15 @@ export function createSigningService(deps: {
   policy: SignaturePolicy;
   /** Runs the steps whose cost grows with the input, on workers when the body is large. */
   chainPool: Pick<ChainPool, 'run'>;
+  /**
+   * Whether a key's webhook endpoint selects an event type. A signature changes no state, so `transaction.signed` is
+   * written only when someone will hear it: signing for keys without such an endpoint costs no write. Default: yes.
+   */
+  webhooks?: { selects(apiKeyId: string, type: EventType): boolean };
   now?: () => number;
 }) {
   const { store, enclave, policy, chainPool } = deps;
+  const selects = deps.webhooks?.selects ?? (() => true);
   const now = deps.now ?? Date.now;
 
   /** The wallet if it may sign over REST now (whatever the operation); otherwise the answer explaining why not. */
@@ -238,9 +245,11 @@ export function createSigningService(deps: {
 
   /**
    * Queues `transaction.signed` and waits until it is on disk: every REST signature emits one (chainId null for
-   * message and raw signing, the domain's for typed data, the authorization's for EIP-7702).
+   * message and raw signing, the domain's for typed data, the authorization's for EIP-7702) when the key's endpoint
+   * selects it.
    */
   async function recordTransactionSigned(principal: Principal, wallet: WalletRow, chainId: string | null) {
+    if (!selects(principal.keyId, 'transaction.signed')) return;
     const signedAt = new Date(now()).toISOString();
     await store.writer.write(() =>
       store.outbox.append({
