@@ -36,9 +36,9 @@ import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
 import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
-import type { EventType } from '../webhooks/event-types.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
+import type { EventType } from '../webhooks/event-types.ts';
 import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
 
 export interface SignTransactionRequest extends TransactionRequest {

@@ -284,7 +284,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
     /** Whether the key has an enabled endpoint that selected `type` (as configured when last loaded). */
     selects(apiKeyId: string, type: string): boolean {
       const cfg = runners.get(apiKeyId)?.cfg;
-      return cfg !== undefined && cfg.enabled && cfg.events.includes(type);
+      return cfg?.enabled === true && cfg.events.includes(type);
     },
     /** Timers armed (at most one per endpoint), for the benchmark and tests. */
     timersArmed(): number {
