@@ -789,6 +789,124 @@ describe('/admin/v1 routes', () => {
     // The allowlist set by the control (127.0.0.0/8) still applies: the loopback caller is let in.
     assert.equal((await svc.v1(target.secret, 'GET', '/wallets')).status, 200);
   });
+  test('PUT /admin/v1/api-keys/{keyId}/webhook: bad URLs, events, formats, bodies and ids leave the endpoint as it was', async (t) => {
+    // A public address literal (no DNS) and only test.ping selected: nothing is ever queued for it here.
+    const valid = { url: 'https://93.184.216.34/hook', events: ['test.ping'] };
+    await control('PUT', `/admin/v1/api-keys/${target.keyId}/webhook`, adminAuth(), valid);
+    const fields: FieldSpec[] = [
+      { name: 'url', kind: 'string', required: true, maxLength: 2048 },
+      {
+        name: 'events',
+        kind: 'string-array',
+        required: true,
+        maxItems: 32,
+        itemMaxLength: 64,
+        bad: [
+          ['wallet.deleted'],
+          ['user.created'],
+          ['user.external_wallet_verified'],
+          ['WALLET.CREATED'],
+          ['wallet.created\u0000'],
+          ['*'],
+          ['test.ping', 'nope'],
+          [],
+        ],
+      },
+      { name: 'enabled', kind: 'boolean', required: false },
+      {
+        name: 'signatureFormat',
+        kind: 'enum',
+        required: false,
+        values: ['timestamp-body', 'standard-webhooks'],
+        bad: ['hmac', 'TIMESTAMP-BODY', 'standard_webhooks', ''],
+      },
+    ];
+    const route = { method: 'PUT', path: `/admin/v1/api-keys/${target.keyId}/webhook`, headers: adminAuth() };
+    const withUrl = (name: string, url: string, code = 'INVALID_REQUEST'): BadCase => ({
+      name,
+      ...route,
+      headers: { ...adminAuth(), 'content-type': JSON_CT },
+      body: JSON.stringify({ ...valid, url }),
+      status: 400,
+      code,
+    });
+    const cases: BadCase[] = [
+      ...withBodies(route, parseLevelVariants(valid)),
+      ...withBodies(route, shapeVariants(valid)),
+      ...withBodies(route, fieldVariants(valid, fields)),
+      ...idCases('PUT', '/admin/v1/api-keys/{id}/webhook', adminAuth(), valid),
+      withUrl('http URL', 'http://93.184.216.34/hook'),
+      withUrl('ftp URL', 'ftp://93.184.216.34/hook'),
+      withUrl('javascript URL', 'javascript:alert(1)'),
+      withUrl('credentials in the URL', 'https://user:pass@93.184.216.34/hook'),
+      withUrl('a fragment', 'https://93.184.216.34/hook#x'),
+      withUrl('no scheme', '93.184.216.34/hook'),
+      withUrl('relative', '/hook'),
+      withUrl('loopback', 'https://127.0.0.1/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('IPv6 loopback', 'https://[::1]/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('private', 'https://10.0.0.1/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('metadata', 'https://169.254.169.254/latest', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('mapped loopback', 'https://[::ffff:7f00:1]/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('decimal loopback', 'https://2130706433/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      withUrl('localhost', 'https://localhost/hook', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+      {
+        name: 'key of a deleted project',
+        method: 'PUT',
+        path: `/admin/v1/api-keys/${deleted.keyId}/webhook`,
+        headers: { ...adminAuth(), 'content-type': JSON_CT },
+        body: JSON.stringify(valid),
+        status: 404,
+        code: 'API_KEY_NOT_FOUND',
+      },
+    ];
+    await assertAllRefused(t, cases, 80);
+  });
+
+  test('webhook deliveries, redelivery and test: bad queries and ids are refused and queue nothing', async (t) => {
+    await control('GET', `/admin/v1/api-keys/${target.keyId}/webhook/deliveries?limit=1`, adminAuth());
+    const b64 = (x: string) => Buffer.from(x).toString('base64url');
+    const list = `/admin/v1/api-keys/${target.keyId}/webhook/deliveries`;
+    const queries: Array<[string, string]> = [
+      ['limit 0', 'limit=0'],
+      ['limit 101', 'limit=101'],
+      ['limit not a number', 'limit=abc'],
+      ['status unknown', 'status=failed'],
+      ['status upper case', 'status=DEAD'],
+      ['cursor not issued by the service', 'cursor=not-a-cursor'],
+      ['cursor of another kind', `cursor=${b64('w:1')}`],
+      ['cursor with 16 digits', `cursor=${b64('d:1234567890123456')}`],
+      ['unknown parameter', 'eventId=evt_1'],
+      ['repeated status', 'status=dead&status=pending'],
+    ];
+    const redeliver = (id: string) => `/admin/v1/api-keys/${target.keyId}/webhook/deliveries/${id}/redeliver`;
+    const cases: BadCase[] = [
+      ...queries.map(
+        ([name, q]): BadCase => ({ name, method: 'GET', path: `${list}?${q}`, headers: adminAuth(), status: 400 }),
+      ),
+      ...idCases('GET', '/admin/v1/api-keys/{id}/webhook/deliveries', adminAuth()),
+      ...idCases('POST', '/admin/v1/api-keys/{id}/webhook/test', adminAuth()),
+      ...idCases('POST', '/admin/v1/api-keys/{id}/webhook/redeliver-dead', adminAuth()),
+      ...idCases('POST', redeliver('{id}'), adminAuth()),
+      {
+        name: 'redeliver an event the endpoint never had',
+        method: 'POST',
+        path: redeliver('evt_00000000-0000-4000-8000-000000000000'),
+        headers: adminAuth(),
+        status: 404,
+        code: 'DELIVERY_NOT_FOUND',
+      },
+      {
+        name: 'test.ping for a key without an endpoint',
+        method: 'POST',
+        path: `/admin/v1/api-keys/${partner.keyId}/webhook/test`,
+        headers: adminAuth(),
+        status: 404,
+        code: 'WEBHOOK_NOT_CONFIGURED',
+      },
+    ];
+    await assertAllRefused(t, cases, 40);
+  });
+
   test('POST /admin/v1/wallets/{walletId}/claim: bad bodies and ids claim nothing', async (t) => {
     const throwaway = await svc.v1(partner.secret, 'POST', '/wallets', {
       type: 'EVM',
