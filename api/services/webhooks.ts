@@ -146,8 +146,8 @@ export function createWebhookService(deps: {
       const url = await checkUrl(body.url, deps.allowPrivateTargets, deps.resolveAll);
       const secret = newWebhookSecret();
       const at = new Date(now()).toISOString();
-      const { created } = await store.writer.write(() =>
-        store.webhooks.upsert({
+      const { created } = await store.writer.write(() => {
+        const done = store.webhooks.upsert({
           apiKeyId: keyId,
           projectId: key.projectId,
           url,
@@ -156,8 +156,11 @@ export function createWebhookService(deps: {
           signatureFormat: body.signatureFormat ?? existing?.signatureFormat ?? 'timestamp-body',
           secret,
           at,
-        }),
-      );
+        });
+        // A new URL is a new receiver: whatever the old one's failures, it is tried at once.
+        if (existing && existing.url !== url) store.webhooks.setBreaker(keyId, 0, null);
+        return done;
+      });
       engine.reload(keyId);
       return describe(store.webhooks.get(keyId)!, created ? secret : undefined);
     },
