@@ -31,6 +31,19 @@ ${ENCLAVE_PIN_USAGE}
   rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
                                                 next key and print its id; with it, re-wrap every record under
                                                 that key and wait until done (README "Rotating the master key")
+  set-webhook KEY_ID URL --events E1,E2 [--disabled] [--format timestamp-body|standard-webhooks]
+                                                create or replace the key's HTTPS endpoint; the whsec_ secret is
+                                                printed once, when this creates it; --disabled stops deliveries
+                                                and keeps the endpoint and its secret (--events may then be left
+                                                out, which empties its event list)
+  show-webhook KEY_ID                           the endpoint, its state and delivery counts (never its secret)
+  delete-webhook KEY_ID                         remove the endpoint, its secrets and its deliveries
+  rotate-webhook-secret KEY_ID                  a new secret, printed once; the old one also signs for 24 hours
+  test-webhook KEY_ID                           queue a test.ping to the endpoint
+  list-deliveries KEY_ID [--status pending|delivered|dead] [--limit N] [--cursor C]
+                                                the endpoint's deliveries, newest first, one page
+  redeliver KEY_ID EVENT_ID                     deliver one event again, with the same webhook-id and body
+  redeliver-dead KEY_ID                         deliver every dead delivery of the endpoint again
 
 options:
   --url URL      admin listener base URL (default http://$ADMIN_HOST:$ADMIN_PORT, i.e. http://127.0.0.1:${DEFAULT_ADMIN_PORT})
@@ -60,6 +73,37 @@ function adminToken(): string {
   } catch {
     return fail(`no admin token: set ADMIN_TOKEN or start the service once so that ${file} exists`);
   }
+}
+
+/** A webhook endpoint answer for a terminal (the secret is printed by the verbs that may show it). */
+function describeWebhook(w: Record<string, unknown>): string {
+  const counts = (w['deliveries'] as Record<string, number> | undefined) ?? {};
+  return [
+    `api key      ${w['apiKeyId']}`,
+    `url          ${w['url']}`,
+    `events       ${(w['events'] as string[]).join(', ') || 'none'}`,
+    `enabled      ${w['enabled'] ? 'yes' : 'no: deliveries are stopped'}`,
+    `format       ${w['signatureFormat']}`,
+    `state        ${w['state']}` +
+      (w['state'] === 'failing'
+        ? ` (${w['consecutiveFailures']} failures in a row, next probe ${w['nextProbeAt'] ?? 'not scheduled'})`
+        : ''),
+    `deliveries   ${counts['pending'] ?? 0} pending, ${counts['delivered'] ?? 0} delivered, ${counts['dead'] ?? 0} dead`,
+    ...(w['previousSecretExpiresAt'] ? [`old secret   also signs until ${w['previousSecretExpiresAt']}`] : []),
+  ].join('\n');
+}
+
+/** Rows as columns padded to their widest cell, under a header line. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A master-key status answer for a terminal. */
@@ -96,6 +140,12 @@ async function main(): Promise<void> {
       machine: { type: 'string' },
       state: { type: 'string' },
       faulted: { type: 'boolean', default: false },
+      events: { type: 'string' },
+      disabled: { type: 'boolean', default: false },
+      format: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -276,6 +326,106 @@ async function main(): Promise<void> {
       }
       print(st, describeMasterKey(st));
       if (st['error']) process.exit(1);
+      break;
+    }
+    case 'set-webhook': {
+      const keyId = need(args[0], 'KEY_ID');
+      const url = need(args[1], 'URL');
+      // Always sent, so that set-webhook without --disabled turns a disabled endpoint back on.
+      const enabled = !values.disabled;
+      const events = (enabled ? need(values.events, '--events') : (values.events ?? ''))
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
+      const w = await call('PUT', `/api-keys/${encodeURIComponent(keyId)}/webhook`, {
+        url,
+        events,
+        enabled,
+        ...(values.format ? { signatureFormat: values.format } : {}),
+      });
+      print(
+        w,
+        describeWebhook(w) +
+          (w['secret']
+            ? `\nsecret       ${w['secret']}\n(the secret is shown once: give it to the partner to verify signatures)`
+            : '\n(the secret is unchanged; rotate-webhook-secret makes a new one)'),
+      );
+      break;
+    }
+    case 'show-webhook': {
+      const w = await call('GET', `/api-keys/${encodeURIComponent(need(args[0], 'KEY_ID'))}/webhook`);
+      print(w, describeWebhook(w));
+      break;
+    }
+    case 'delete-webhook': {
+      const keyId = need(args[0], 'KEY_ID');
+      await call('DELETE', `/api-keys/${encodeURIComponent(keyId)}/webhook`);
+      print({ deleted: keyId }, `webhook of api key ${keyId} deleted, with its secrets and deliveries`);
+      break;
+    }
+    case 'rotate-webhook-secret': {
+      const r = await call('POST', `/api-keys/${encodeURIComponent(need(args[0], 'KEY_ID'))}/webhook/rotate-secret`);
+      print(
+        r,
+        `secret       ${r['secret']}\n(shown once; deliveries also carry a signature with the old secret until ${r['previousSecretExpiresAt']})`,
+      );
+      break;
+    }
+    case 'test-webhook': {
+      const keyId = need(args[0], 'KEY_ID');
+      const r = await call('POST', `/api-keys/${encodeURIComponent(keyId)}/webhook/test`);
+      print(r, `test.ping queued as event ${r['eventId']}; follow it with list-deliveries ${keyId}`);
+      break;
+    }
+    case 'list-deliveries': {
+      const keyId = need(args[0], 'KEY_ID');
+      const q = new URLSearchParams();
+      if (values.status) q.set('status', values.status);
+      if (values.limit) q.set('limit', values.limit);
+      if (values.cursor) q.set('cursor', values.cursor);
+      const page = await call(
+        'GET',
+        `/api-keys/${encodeURIComponent(keyId)}/webhook/deliveries${q.size ? `?${q}` : ''}`,
+      );
+      const rows = page['data'] as Array<Record<string, unknown>>;
+      const { cursor, hasMore } = page['pagination'] as { cursor: string | null; hasMore: boolean };
+      const cell = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
+      print(
+        page,
+        (rows.length === 0
+          ? 'no deliveries'
+          : table(
+              ['EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'LAST ATTEMPT', 'NEXT ATTEMPT', 'ERROR'],
+              rows.map((d) => [
+                cell(d['eventId']),
+                // Null once the event is past retention.
+                cell(d['type'] ?? '(expired)'),
+                cell(d['status']),
+                cell(d['attempts']),
+                cell(d['lastStatusCode']),
+                d['lastLatencyMs'] === null ? '-' : `${d['lastLatencyMs']} ms`,
+                cell(d['lastAttemptAt']),
+                cell(d['nextAttemptAt']),
+                cell(d['lastError']),
+              ]),
+            )) + (hasMore && cursor ? `\nmore: list-deliveries ${keyId} --cursor ${cursor}` : ''),
+      );
+      break;
+    }
+    case 'redeliver':
+    case 'redeliver-dead': {
+      const keyId = encodeURIComponent(need(args[0], 'KEY_ID'));
+      const r =
+        verb === 'redeliver'
+          ? await call(
+              'POST',
+              `/api-keys/${keyId}/webhook/deliveries/${encodeURIComponent(need(args[1], 'EVENT_ID'))}/redeliver`,
+            )
+          : await call('POST', `/api-keys/${keyId}/webhook/redeliver-dead`);
+      print(
+        r,
+        `${r['redelivered']} deliver${r['redelivered'] === 1 ? 'y' : 'ies'} queued again from the first attempt`,
+      );
       break;
     }
     default:
