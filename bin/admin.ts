@@ -31,11 +31,11 @@ ${ENCLAVE_PIN_USAGE}
   rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
                                                 next key and print its id; with it, re-wrap every record under
                                                 that key and wait until done (README "Rotating the master key")
-  set-webhook KEY_ID URL --events E1,E2 [--disabled] [--format timestamp-body|standard-webhooks]
-                                                create or replace the key's HTTPS endpoint; the whsec_ secret is
-                                                printed once, when this creates it; --disabled stops deliveries
-                                                and keeps the endpoint and its secret (--events may then be left
-                                                out, which empties its event list)
+  set-webhook KEY_ID URL [--events E1,E2] [--disabled] [--format timestamp-body|standard-webhooks]
+                                                create or change the key's HTTPS endpoint; the whsec_ secret is
+                                                printed once, when this creates it; --events is needed then and
+                                                kept when left out later; --disabled stops deliveries and keeps
+                                                the configuration; without it the endpoint is enabled
   show-webhook KEY_ID                           the endpoint, its state and delivery counts (never its secret)
   delete-webhook KEY_ID                         remove the endpoint, its secrets and its deliveries
   rotate-webhook-secret KEY_ID                  a new secret, printed once; the old one also signs for 24 hours
@@ -333,13 +333,13 @@ async function main(): Promise<void> {
       const url = need(args[1], 'URL');
       // Always sent, so that set-webhook without --disabled turns a disabled endpoint back on.
       const enabled = !values.disabled;
-      const events = (enabled ? need(values.events, '--events') : (values.events ?? ''))
-        .split(',')
+      const events = values.events
+        ?.split(',')
         .map((e) => e.trim())
         .filter(Boolean);
       const w = await call('PUT', `/api-keys/${encodeURIComponent(keyId)}/webhook`, {
         url,
-        events,
+        ...(events ? { events } : {}),
         enabled,
         ...(values.format ? { signatureFormat: values.format } : {}),
       });

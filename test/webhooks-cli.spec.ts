@@ -97,14 +97,16 @@ describe('the CLI webhook verbs', () => {
     assert.ok(next && next !== secret, rotated);
     assert.match(rotated, /old secret until \d{4}-/);
 
-    // Off keeps the endpoint; set-webhook without --disabled turns it back on.
-    assert.match(await cli('set-webhook', key, receiver.url, '--events', 'test.ping', '--disabled'), /^enabled\s+no/m);
+    // Off keeps the endpoint and its events; set-webhook without --disabled turns it back on.
+    const off = await cli('set-webhook', key, receiver.url, '--disabled');
+    assert.match(off, /^enabled\s+no/m);
+    assert.match(off, /^events\s+wallet\.created$/m);
     await assert.rejects(cli('test-webhook', key), (err: { code: number; stderr: string }) => {
       assert.equal(err.code, 1);
       assert.match(err.stderr, /409 WEBHOOK_DISABLED/);
       return true;
     });
-    assert.match(await cli('set-webhook', key, receiver.url, '--events', 'test.ping'), /^enabled\s+yes$/m);
+    assert.match(await cli('set-webhook', key, receiver.url), /^enabled\s+yes$/m);
 
     assert.match(await cli('delete-webhook', key), new RegExp(`webhook of api key ${key} deleted`));
     await assert.rejects(cli('show-webhook', key), (err: { code: number; stderr: string }) => {
@@ -113,7 +115,7 @@ describe('the CLI webhook verbs', () => {
       return true;
     });
     await assert.rejects(cli('set-webhook', key, receiver.url), (err: { stderr: string }) =>
-      /set-webhook needs --events/.test(err.stderr),
+      /400 INVALID_REQUEST: events is required when the endpoint is created/.test(err.stderr),
     );
   });
 });

@@ -103,6 +103,7 @@ describe('configuration', () => {
       [{ url: 'https://u:p@example.com/hook', events: ['wallet.created'] }, 400, 'INVALID_REQUEST', /credentials/],
       [{ url: 'not a url', events: ['wallet.created'] }, 400, 'INVALID_REQUEST', /valid URL/],
       [{ url: hookPath('x'), events: [] }, 400, 'INVALID_REQUEST', /at least one event/],
+      [{ url: hookPath('x') }, 400, 'INVALID_REQUEST', /events is required when the endpoint is created/],
       [{ url: hookPath('x'), events: ['wallet.deleted'] }, 400, 'INVALID_REQUEST', /unknown event type/],
       [{ url: hookPath('x'), events: ['user.created'] }, 400, 'INVALID_REQUEST', /no user system/],
       [{ url: hookPath('x'), events: ['wallet.created'], signatureFormat: 'hmac' }, 400, 'INVALID_REQUEST', /./],
@@ -134,13 +135,10 @@ describe('configuration', () => {
   test('disable keeps the configuration and stops deliveries; delete removes it', async () => {
     const p = await svc.newPartner();
     await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('disable'), events: ['wallet.created'] });
-    const off = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
-      url: hookPath('disable'),
-      events: [],
-      enabled: false,
-    });
+    const off = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('disable'), enabled: false });
     assert.equal(off.status, 200, JSON.stringify(off.body));
     assert.equal(off.body.enabled, false);
+    assert.deepEqual(off.body.events, ['wallet.created'], 'disabling keeps the event selection');
     const ping = await svc.admin('POST', `/api-keys/${p.keyId}/webhook/test`);
     assert.equal(ping.status, 409);
     assert.equal(ping.body.code, 'WEBHOOK_DISABLED');
@@ -312,7 +310,7 @@ describe('delivery', () => {
       await waitOn('dead', 1, 'the first attempt');
       // Disabled, the endpoint gets no attempts; its delivery is set back as if seven attempts had failed over the
       // last day, so that the next failure is its last one.
-      await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('dead'), events: [], enabled: false });
+      await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('dead'), enabled: false });
       await new Promise((r) => setTimeout(r, 300));
       const db = new Database(path.join(svc.dataDir, 'service.db'));
       try {
@@ -321,11 +319,7 @@ describe('delivery', () => {
       } finally {
         db.close();
       }
-      await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
-        url: hookPath('dead'),
-        events: ['wallet.created'],
-        enabled: true,
-      });
+      await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('dead'), enabled: true });
       const row = await deliveryRow(p.keyId, eventId, 'dead');
       assert.equal(row.attempts, 8);
       assert.equal(row.lastStatusCode, 500);

@@ -10,10 +10,12 @@ const SignatureFormatSchema = StringEnum(SIGNATURE_FORMATS, {
 export const PutWebhookBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'HTTPS only.' }),
-    events: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-      maxItems: 32,
-      description: `Event types to deliver; at least one while enabled. Known: ${EVENT_TYPES.join(', ')}.`,
-    }),
+    events: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 32,
+        description: `Event types to deliver; at least one while enabled; required at creation, unchanged when left out later. Known: ${EVENT_TYPES.join(', ')}.`,
+      }),
+    ),
     enabled: Type.Optional(Type.Boolean({ description: 'Default true at creation; unchanged when left out later.' })),
     signatureFormat: Type.Optional(SignatureFormatSchema),
   },

@@ -134,17 +134,24 @@ export function createWebhookService(deps: {
   });
 
   return {
-    /** Creates or replaces a key's endpoint. The secret is in the answer only when this call created it. */
+    /**
+     * Creates or changes a key's endpoint. `events`, `enabled` and `signatureFormat` left out keep their values (so
+     * `{url, enabled: false}` disables it and keeps the rest). The secret is in the answer only when this call created it.
+     */
     async put(
       keyId: string,
-      body: { url: string; events: string[]; enabled?: boolean; signatureFormat?: SignatureFormat },
+      body: { url: string; events?: string[]; enabled?: boolean; signatureFormat?: SignatureFormat },
     ) {
       const key = liveKey(keyId);
       const existing = store.webhooks.get(keyId);
       const enabled = body.enabled ?? existing?.enabled ?? true;
-      const events = checkEvents(body.events, enabled);
+      if (body.events === undefined && !existing) {
+        throw invalidRequest('events is required when the endpoint is created', { field: 'body.events' });
+      }
+      const events = checkEvents(body.events ?? existing!.events, enabled);
       const url = await checkUrl(body.url, deps.allowPrivateTargets, deps.resolveAll);
-      const secret = newWebhookSecret();
+      // Used only when this call creates the endpoint.
+      const secret = existing ? existing.secret : newWebhookSecret();
       const at = new Date(now()).toISOString();
       const { created } = await store.writer.write(() => {
         const done = store.webhooks.upsert({
