@@ -82,6 +82,25 @@ async function settle(walletId: string, transactionId: string, timeoutMs = 15_00
   }
 }
 
+/** A broadcasting sign-transaction of the wallet's `nonce` that calls the Reverter: mined, and reverted. */
+async function broadcastReverting(walletId: string, nonce: number) {
+  const gasPrice = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_gasPrice'));
+  return svc.v1(partner.secret, 'POST', `/wallets/${walletId}/sign-transaction`, {
+    broadcast: true,
+    transaction: {
+      to: reverter,
+      value: '0',
+      chainId: 31337,
+      type: 2,
+      nonce,
+      gasLimit: '100000',
+      maxFeePerGas: String(gasPrice * 3n),
+      maxPriorityFeePerGas: '1',
+      data: '0x12345678',
+    },
+  });
+}
+
 async function balanceOf(tokenAddress: string, owner: string): Promise<bigint> {
   const data = encodeFunctionData({
     abi: TestToken.abi as never,
@@ -156,21 +175,7 @@ test('an ERC-20 transfer moves the tokens; the record carries the token address'
 
 test('a broadcast sign-transaction that reverts on-chain becomes reverted, with the spec fields of its record', async () => {
   const w = await newWallet();
-  const gasPrice = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_gasPrice'));
-  const r = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/sign-transaction`, {
-    broadcast: true,
-    transaction: {
-      to: reverter,
-      value: '0',
-      chainId: 31337,
-      type: 2,
-      nonce: 0,
-      gasLimit: '100000',
-      maxFeePerGas: String(gasPrice * 3n),
-      maxPriorityFeePerGas: '1',
-      data: '0x12345678',
-    },
-  });
+  const r = await broadcastReverting(w.id, 0);
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.headers.get('x-transaction-id'), r.body.transactionId);
   const final = await settle(w.id, r.body.transactionId);
@@ -369,21 +374,7 @@ test('the partner hears send.* and rest.transaction.* webhooks for a confirmed t
   });
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   const final = await settle(w.id, sent.body.transactionId);
-  const gasPrice = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_gasPrice'));
-  const reverted = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/sign-transaction`, {
-    broadcast: true,
-    transaction: {
-      to: reverter,
-      value: '0',
-      chainId: 31337,
-      type: 2,
-      nonce: 1,
-      gasLimit: '100000',
-      maxFeePerGas: String(gasPrice * 3n),
-      maxPriorityFeePerGas: '1',
-      data: '0x12345678',
-    },
-  });
+  const reverted = await broadcastReverting(w.id, 1);
   assert.equal(reverted.status, 200, JSON.stringify(reverted.body));
   await settle(w.id, reverted.body.transactionId);
   await receiver.waitFor(

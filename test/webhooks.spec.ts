@@ -1,26 +1,13 @@
 import assert from 'node:assert/strict';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { type ReceivedDelivery, startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { type Partner, startTestService, type TestService } from './helpers/service.ts';
+import { verifySpecSignature } from './helpers/webhook-verify.ts';
 
-/**
- * Verifies a delivery as the spec's "Events" section says, written from its words and nothing of ours: the signed
- * message is `<webhook-timestamp>.<raw request body>`, HMAC-SHA256 with the webhook secret, base64; compared in
- * constant time with each signature after `v1,`; timestamps more than 300 seconds old rejected.
- */
-function verifySpec(d: ReceivedDelivery, secret: string, nowSec = Math.floor(Date.now() / 1000)): boolean {
-  if (Math.abs(nowSec - Number(d.timestamp)) > 300) return false;
-  const expected = createHmac('sha256', secret).update(`${d.timestamp}.${d.rawBody}`).digest();
-  return d.signature.split(' ').some((s) => {
-    if (!s.startsWith('v1,')) return false;
-    const got = Buffer.from(s.slice(3), 'base64');
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  });
-}
+const verifySpec = verifySpecSignature;
 
 let svc: TestService;
 let receiver: WebhookReceiver;

@@ -25,6 +25,7 @@ import type { Store } from '../../store/index.ts';
 import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainRegistry } from '../chain-registry.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import type { SigningService } from './signing.ts';
@@ -82,15 +83,8 @@ function failureHttpStatus(stage: string, code: string): number {
 
 const POSITIVE_INTEGER = /^[0-9]+$/;
 
-function cursorOf(seq: number): string {
-  return Buffer.from(`t:${seq}`).toString('base64url');
-}
-
-function seqOfCursor(cursor: string): number {
-  const m = /^t:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new ServiceError('INVALID_CURSOR', 400, 'cursor is not one this service returned');
-  return Number(m[1]);
-}
+const cursorOf = (seq: number) => encodeCursor('t', seq);
+const seqOfCursor = (cursor: string) => decodeCursor('t', cursor);
 
 /** What the node said while a payment was being built, as the API answers it (no record exists yet). */
 function buildFailure(err: unknown): unknown {

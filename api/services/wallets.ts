@@ -8,6 +8,7 @@ import { defaultScheme, isSchemeSupported, type Scheme, type WalletType } from '
 import { isUniqueViolation } from '../../store/errors.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 
 type IdentifierType = WalletRow['userIdentifierType'];
@@ -72,15 +73,9 @@ const alreadyExists = (walletId: string) =>
     { details: { walletId } },
   );
 
-/** Cursors are opaque to partners: base64url of the last row's sequence number. */
-function encodeCursor(seq: number): string {
-  return Buffer.from(`w:${seq}`).toString('base64url');
-}
-function decodeCursor(cursor: string): number {
-  const m = /^w:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new ServiceError('INVALID_CURSOR', 400, 'cursor is not one this service returned');
-  return Number(m[1]);
-}
+/** Wallet list cursors carry the last row's sequence number. */
+const walletCursor = (seq: number) => encodeCursor('w', seq);
+const walletCursorSeq = (cursor: string) => decodeCursor('w', cursor);
 
 /** Wallet use cases behind the `/v1/wallets` routes. Every read and write is scoped to one project. */
 export function createWalletService(deps: {
@@ -277,7 +272,7 @@ export function createWalletService(deps: {
         type: q.type,
         status: q.status,
         address: q.address,
-        beforeSeq: q.cursor ? decodeCursor(q.cursor) : undefined,
+        beforeSeq: q.cursor ? walletCursorSeq(q.cursor) : undefined,
         limit: limit + 1,
       });
       const hasMore = rows.length > limit;
@@ -292,7 +287,7 @@ export function createWalletService(deps: {
           address: r.address,
           createdAt: r.createdAt,
         })),
-        pagination: { cursor: hasMore && last ? encodeCursor(last.seq) : null, hasMore, limit },
+        pagination: { cursor: hasMore && last ? walletCursor(last.seq) : null, hasMore, limit },
       };
     },
 

@@ -1,5 +1,6 @@
 import type { Store } from '../../store/index.ts';
 import type { DeliveryRow, DeliveryStatus, WebhookEndpointRow } from '../../store/webhooks-repo.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { DeliveryEngine } from '../webhooks/delivery-engine.ts';
 import { EVENT_TYPES, type EventType, type SignatureFormat, UNSENT_EVENT_TYPES } from '../webhooks/event-types.ts';
@@ -15,15 +16,8 @@ const notConfigured = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function cursorOf(id: number): string {
-  return Buffer.from(`d:${id}`).toString('base64url');
-}
-
-function idOfCursor(cursor: string): number {
-  const m = /^d:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new ServiceError('INVALID_CURSOR', 400, 'cursor is not one this service returned');
-  return Number(m[1]);
-}
+const cursorOf = (id: number) => encodeCursor('d', id);
+const idOfCursor = (cursor: string) => decodeCursor('d', cursor);
 
 /** Validates a webhook URL: HTTPS, no credentials in it, and (unless private targets are allowed) a public host. */
 async function checkUrl(raw: string, allowPrivate: boolean, resolveAll?: ResolveAll): Promise<string> {
