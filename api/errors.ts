@@ -1,16 +1,18 @@
+import type { ErrorCode } from './error-catalogue.ts';
+
 /**
  * The one base error of the API. `code` is the spec's upper-case code; `httpStatus` the answer's status;
  * `transient` says whether retrying the same request may succeed; `details` are extra fields merged
  * into the error body (for example `walletId`).
  */
 export class ServiceError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly httpStatus: number;
   readonly transient: boolean;
   readonly details?: Record<string, unknown>;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     httpStatus: number,
     message: string,
     opts: { transient?: boolean; details?: Record<string, unknown>; cause?: unknown } = {},

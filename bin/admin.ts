@@ -12,7 +12,9 @@ import { ENCLAVE_PIN_USAGE, runEnclavePinVerb } from './enclave-pin-verbs.ts';
 const USAGE = `usage: npm run admin -- <verb> [options]
 
 verbs:
-  quickstart [--name NAME]                      create a project (free plan) and a development key; print both
+  quickstart [--name NAME] [--plan P [--rate-limit N]]
+                                                create a project (free plan unless --plan) and a development key;
+                                                print both, with the key's requests per minute
   create-project --name NAME [--plan PLAN] [--rate-limit N]
   delete-project PROJECT_ID                     its keys stop working; its wallets stay
   create-key PROJECT_ID [--environment development|production]
@@ -191,7 +193,12 @@ async function main(): Promise<void> {
 
   switch (verb) {
     case 'quickstart': {
-      const project = await call('POST', '/projects', { name: values.name ?? 'my-project', plan: 'free' });
+      const plan = values.plan ?? 'free';
+      const project = await call('POST', '/projects', {
+        name: values.name ?? 'my-project',
+        plan,
+        ...(values['rate-limit'] ? { rateLimitPerMinute: Number(values['rate-limit']) } : {}),
+      });
       const key = await call('POST', `/projects/${project['id']}/api-keys`, { environment: 'development' });
       print(
         { project, apiKey: key },
@@ -199,6 +206,11 @@ async function main(): Promise<void> {
           `project  ${project['id']} (${project['name']}, plan ${project['plan']}, ${project['rateLimitPerMinute']} requests/min)`,
           `api key  ${key['id']} (development)`,
           `secret   ${key['secretKey']}`,
+          '',
+          `Each key of this project may make ${project['rateLimitPerMinute']} requests a minute (plan ${project['plan']}); past it`,
+          'the service answers 429 RATE_LIMITED with Retry-After. For more, start with a larger plan:',
+          '  npm run admin -- quickstart --plan growth                         (1,000 a minute)',
+          '  npm run admin -- quickstart --plan enterprise --rate-limit 100000 (your own figure)',
           '',
           'The secret is shown once. Try:',
           `  curl -s -X POST ${publicBase}/v1/wallets -H 'X-API-Key: ${key['secretKey']}' \\`,

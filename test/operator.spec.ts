@@ -122,6 +122,22 @@ describe('npm start: the supervisor on an empty data directory', () => {
     assert.equal(r.status, 201);
     const w = (await r.json()) as { status: string; address: string };
     assert.equal(w.status, 'ready');
+    // Without --json it says what the key may do and how to get more; --plan gives a larger plan.
+    const text = (
+      await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'quickstart'], { cwd: ROOT, env: env() })
+    ).stdout;
+    assert.match(text, /may make 30 requests a minute \(plan free\)/);
+    assert.match(text, /--plan growth/);
+    const larger = JSON.parse(
+      (
+        await run(
+          process.execPath,
+          ['--import', 'tsx', 'bin/admin.ts', 'quickstart', '--plan', 'enterprise', '--rate-limit', '50000', '--json'],
+          { cwd: ROOT, env: env() },
+        )
+      ).stdout,
+    );
+    assert.deepEqual([larger.project.plan, larger.project.rateLimitPerMinute], ['enterprise', 50000]);
   });
 
   test('the CLI covers the admin verbs: project, key, rotation, allowlist, deletion', async () => {

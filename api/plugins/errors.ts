@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isCatalogued } from '../error-catalogue.ts';
 import { isErrorShape } from '../errors.ts';
 import { PATTERN_WORDING } from '../schemas/common.ts';
 
@@ -93,6 +94,18 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     return reply
       .code(500)
       .send({ code: 'INTERNAL_ERROR', message: 'internal error; retry with backoff', requestId: req.id });
+  });
+
+  // Every error answer's code must be in the catalogue with that status: one that is not is a defect of ours (the
+  // OpenAPI document and the README would not tell partners about it), logged where an operator and the tests see it.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (reply.statusCode >= 400 && typeof payload === 'string' && payload.startsWith('{"code":')) {
+      const code = /^\{"code":"([A-Z0-9_]+)"/.exec(payload)?.[1] ?? '';
+      if (!isCatalogued(code, reply.statusCode)) {
+        req.log.error({ code, status: reply.statusCode }, 'answered an error code outside the catalogue');
+      }
+    }
+    done(null, payload);
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -26,6 +26,7 @@ import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainRegistry } from '../chain-registry.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { asErrorCode } from '../error-catalogue.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import type { SigningService } from './signing.ts';
@@ -309,13 +310,18 @@ export function createPaymentService(deps: {
     const c = view.context as unknown as PaymentContext;
     const status = paymentStatus(view);
     if (status === 'failed' && c.failure) {
-      throw new ServiceError(c.failure.code, failureHttpStatus(c.failure.stage, c.failure.code), c.failure.message, {
-        details: {
-          transactionId: id,
-          failureStage: c.failure.stage,
-          ...(c.signedTransaction ? { signedTransaction: c.signedTransaction } : {}),
+      throw new ServiceError(
+        asErrorCode(c.failure.code, 'SIGNING_FAILED'),
+        failureHttpStatus(c.failure.stage, c.failure.code),
+        c.failure.message,
+        {
+          details: {
+            transactionId: id,
+            failureStage: c.failure.stage,
+            ...(c.signedTransaction ? { signedTransaction: c.signedTransaction } : {}),
+          },
         },
-      });
+      );
     }
     return { signedTransaction: c.signedTransaction ?? '', txHash: c.hash ?? '', transactionId: id, status };
   }
