@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Config, TrustProxy } from './config.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { adminRateLimitPlugin } from './plugins/admin-rate-limit.ts';
@@ -103,7 +103,15 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
   await app.register(jsonBodyPlugin);
   app.addSchema(ErrorSchema);
 
-  await app.register(errorsPlugin);
+  await app.register(errorsPlugin, {
+    onErrorAnswer: (req: FastifyRequest, status: number, code: string) =>
+      deps.metrics.httpErrors.inc({
+        method: req.method,
+        route: req.routeOptions.url ?? 'unmatched',
+        status: String(status),
+        code,
+      }),
+  });
   await app.register(requestIdPlugin);
   const configured = deps.config.http.maxConnections;
   const cap = listener === 'public' ? connectionCap(configured) : ADMIN_MAX_CONNECTIONS;

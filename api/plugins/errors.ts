@@ -56,63 +56,74 @@ function describeValidation(err: FastifyError): { message: string; field?: strin
  * One error handler for every route: the spec's envelope `{code, message, …context}` plus `requestId`.
  * Validation failures name the field; a 5xx answers a generic message and logs the cause.
  */
-export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    if (err.validation) {
-      const { message, field } = describeValidation(err);
-      return reply.code(400).send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
-    }
-    if (isErrorShape(err)) {
-      if (err.httpStatus >= 500) {
-        if ((err as { transient?: boolean }).transient) {
-          req.log.warn({ code: err.code }, err.message);
-          // A transient outage (the enclave restarting, say): tell the partner when to try again.
-          if (err.httpStatus === 503) reply.header('retry-after', '1');
-        } else {
-          req.log.error({ err }, 'request failed');
+export const errorsPlugin = fp(
+  async (
+    app: FastifyInstance,
+    opts: {
+      /** Told of every error answer (its code, '' when the body has none): the metrics count them by route. */
+      onErrorAnswer?: (req: FastifyRequest, status: number, code: string) => void;
+    } = {},
+  ) => {
+    app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+      if (err.validation) {
+        const { message, field } = describeValidation(err);
+        return reply
+          .code(400)
+          .send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
+      }
+      if (isErrorShape(err)) {
+        if (err.httpStatus >= 500) {
+          if ((err as { transient?: boolean }).transient) {
+            req.log.warn({ code: err.code }, err.message);
+            // A transient outage (the enclave restarting, say): tell the partner when to try again.
+            if (err.httpStatus === 503) reply.header('retry-after', '1');
+          } else {
+            req.log.error({ err }, 'request failed');
+          }
         }
+        const body: Record<string, unknown> = { code: err.code, message: err.message };
+        if (err.details) Object.assign(body, err.details);
+        body['requestId'] = req.id;
+        return reply.code(err.httpStatus).send(body);
       }
-      const body: Record<string, unknown> = { code: err.code, message: err.message };
-      if (err.details) Object.assign(body, err.details);
-      body['requestId'] = req.id;
-      return reply.code(err.httpStatus).send(body);
-    }
-    const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
-    if (mapped) {
+      const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
+      if (mapped) {
+        return reply
+          .code(mapped.status)
+          .send({ code: mapped.code, message: mapped.message ?? err.message, requestId: req.id });
+      }
+      const status = err.statusCode ?? 500;
+      if (status === 429) {
+        return reply.code(429).send({ code: 'RATE_LIMITED', message: err.message, requestId: req.id });
+      }
+      if (status >= 400 && status < 500) {
+        return reply.code(status).send({ code: 'INVALID_REQUEST', message: err.message, requestId: req.id });
+      }
+      req.log.error({ err }, 'unhandled error');
       return reply
-        .code(mapped.status)
-        .send({ code: mapped.code, message: mapped.message ?? err.message, requestId: req.id });
-    }
-    const status = err.statusCode ?? 500;
-    if (status === 429) {
-      return reply.code(429).send({ code: 'RATE_LIMITED', message: err.message, requestId: req.id });
-    }
-    if (status >= 400 && status < 500) {
-      return reply.code(status).send({ code: 'INVALID_REQUEST', message: err.message, requestId: req.id });
-    }
-    req.log.error({ err }, 'unhandled error');
-    return reply
-      .code(500)
-      .send({ code: 'INTERNAL_ERROR', message: 'internal error; retry with backoff', requestId: req.id });
-  });
-
-  // Every error answer's code must be in the catalogue with that status: one that is not is a defect of ours (the
-  // OpenAPI document and the README would not tell partners about it), logged where an operator and the tests see it.
-  app.addHook('onSend', (req, reply, payload, done) => {
-    if (reply.statusCode >= 400 && typeof payload === 'string' && payload.startsWith('{"code":')) {
-      const code = /^\{"code":"([A-Z0-9_]+)"/.exec(payload)?.[1] ?? '';
-      if (!isCatalogued(code, reply.statusCode)) {
-        req.log.error({ code, status: reply.statusCode }, 'answered an error code outside the catalogue');
-      }
-    }
-    done(null, payload);
-  });
-
-  app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({
-      code: 'ROUTE_NOT_FOUND',
-      message: `no route ${req.method} ${req.url.split('?')[0]}`,
-      requestId: req.id,
+        .code(500)
+        .send({ code: 'INTERNAL_ERROR', message: 'internal error; retry with backoff', requestId: req.id });
     });
-  });
-});
+
+    // Every error answer's code must be in the catalogue with that status: one that is not is a defect of ours (the
+    // OpenAPI document and the README would not tell partners about it), logged where an operator sees it.
+    app.addHook('onSend', (req, reply, payload, done) => {
+      if (reply.statusCode >= 400 && typeof payload === 'string') {
+        const code = /^\{"code":"([A-Z0-9_]+)"/.exec(payload)?.[1] ?? '';
+        if (!isCatalogued(code, reply.statusCode)) {
+          req.log.error({ code, status: reply.statusCode }, 'answered an error code outside the catalogue');
+        }
+        opts.onErrorAnswer?.(req, reply.statusCode, code);
+      }
+      done(null, payload);
+    });
+
+    app.setNotFoundHandler((req, reply) => {
+      reply.code(404).send({
+        code: 'ROUTE_NOT_FOUND',
+        message: `no route ${req.method} ${req.url.split('?')[0]}`,
+        requestId: req.id,
+      });
+    });
+  },
+);

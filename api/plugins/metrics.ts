@@ -14,6 +14,12 @@ export function createMetrics() {
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
+    httpErrors: new Counter({
+      name: 'http_error_answers_total',
+      help: "Error answers by method, route, status and the body's code (the error catalogue's)",
+      labelNames: ['method', 'route', 'status', 'code'] as const,
+      registers: [registry],
+    }),
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration, by method and route',

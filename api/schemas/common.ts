@@ -41,13 +41,6 @@ export const ErrorSchema = Type.Object(
   { additionalProperties: true, $id: 'Error' },
 );
 
-/** Response schemas for the error statuses a route can answer. */
-export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {};
-  for (const s of statuses) out[s] = Type.Ref('Error');
-  return out;
-}
-
 export const Paginated = <T extends TSchema>(item: T) =>
   Type.Object({
     data: Type.Array(item),
@@ -57,3 +50,6 @@ export const Paginated = <T extends TSchema>(item: T) =>
       limit: Type.Integer(),
     }),
   });
+
+/** A success response's schema with the description the OpenAPI document shows for it. */
+export const ok = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });

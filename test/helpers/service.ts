@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Config, loadConfig } from '../../api/config.ts';
 import { type RunningApi, startApi } from '../../api/server.ts';
+import { contractViolations } from './contract-check.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -195,9 +196,14 @@ export async function startTestService(
       throw new Error('service not ready in time');
     },
     async stop({ keepData = false }: { keepData?: boolean } = {}) {
+      // Every answer of the suite against the OpenAPI documents (test/helpers/contract-check.ts).
+      const violations = await contractViolations(svc).catch((err: Error) => [`contract check failed: ${err.message}`]);
       await api.close().catch(() => undefined);
       await stopProcess(enclave);
       if (!keepData) fs.rmSync(dataDir, { recursive: true, force: true });
+      if (violations.length > 0) {
+        throw new Error(`answers outside the API contract (OpenAPI documents):\n  ${violations.join('\n  ')}`);
+      }
     },
   };
   return svc;

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ActorDetail, ActorIdParams, ActorListQuery, ActorSummary } from '../../schemas/actors.ts';
-import { errorResponses, Paginated } from '../../schemas/common.ts';
+import { ok, Paginated } from '../../schemas/common.ts';
+import { adminErrors } from '../../schemas/errors.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 
-const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
 /** `/admin/v1/actors`: wallets (and later payments) as actors; faulted ones wait here for the operator. */
@@ -14,8 +14,10 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
       schema: {
         ...common,
         summary: 'List unfinished actors, by machine, state or fault',
+        description:
+          'Actors that are not finished (wallets being created, payments being sent or watched), filtered by machine, state or faulted, in the list envelope.',
         querystring: ActorListQuery,
-        response: { 200: Paginated(ActorSummary), ...errorResponses(...ADMIN_ERRORS) },
+        response: { 200: ok(Paginated(ActorSummary), 'A page of actors.'), ...adminErrors('INVALID_CURSOR') },
       },
     },
     async (req) => actors.list(req.query),
@@ -27,8 +29,10 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
       schema: {
         ...common,
         summary: 'Read an actor: its state, context, pending effects and stored events',
+        description:
+          'One actor: its machine and version, state, context, the effects it has under way and the events stored for it. Finished actors are read too.',
         params: ActorIdParams,
-        response: { 200: ActorDetail, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 200: ok(ActorDetail, 'The actor.'), ...adminErrors('ACTOR_NOT_FOUND') },
       },
     },
     async (req) => actors.get(req.params.actorId),
@@ -43,7 +47,10 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
         description:
           'Events stored while it was faulted are applied first, in order. If its steps fail again it faults again. 409 ACTOR_NOT_FAULTED unless it is faulted.',
         params: ActorIdParams,
-        response: { 200: ActorDetail, ...errorResponses(...ADMIN_ERRORS, 404, 409, 503) },
+        response: {
+          200: ok(ActorDetail, 'The actor after the retry was accepted.'),
+          ...adminErrors('ACTOR_NOT_FOUND', 'ACTOR_NOT_FAULTED', 'SERVICE_BUSY', 'SERVICE_STOPPING'),
+        },
       },
     },
     async (req) => actors.retry(req.params.actorId),
@@ -58,7 +65,10 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
         description:
           'Its stored events and effect intents are dropped. A wallet abandoned while being created is removed (it was never handed out). 409 ACTOR_NOT_FAULTED unless it is faulted.',
         params: ActorIdParams,
-        response: { 200: ActorDetail, ...errorResponses(...ADMIN_ERRORS, 404, 409) },
+        response: {
+          200: ok(ActorDetail, 'The abandoned actor.'),
+          ...adminErrors('ACTOR_NOT_FOUND', 'ACTOR_NOT_FAULTED'),
+        },
       },
     },
     async (req) => actors.abandon(req.params.actorId),

@@ -16,7 +16,8 @@ import {
   RotatedKey,
   RotateMasterKeyBody,
 } from '../../schemas/admin.ts';
-import { errorResponses } from '../../schemas/common.ts';
+import { ok } from '../../schemas/common.ts';
+import { adminErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
@@ -25,7 +26,6 @@ import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
 
-const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
 /** `/admin/v1`: the operator's projects, API keys, rotation, IP allowlists, webhooks and actors. */
@@ -44,8 +44,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: 'Create a project (partner)',
+        description:
+          'Creates a partner project. Plans free, starter and growth have fixed per-key limits (30, 30 and 1,000 requests a minute); scale and enterprise take `rateLimitPerMinute`.',
         body: CreateProjectBody,
-        response: { 201: Project, ...errorResponses(...ADMIN_ERRORS) },
+        response: { 201: ok(Project, 'The project.'), ...adminErrors() },
       },
     },
     async (req, reply) => reply.code(201).send(await admin.createProject(req.body)),
@@ -57,8 +59,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: 'Delete a project: its keys stop working, its wallets stay',
+        description:
+          'Marks the project deleted: its API keys are refused from then on; its wallets and records stay in the database.',
         params: ProjectIdParams,
-        response: { 204: Type.Null(), ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 204: ok(Type.Null(), 'Deleted.'), ...adminErrors('PROJECT_NOT_FOUND') },
       },
     },
     async (req, reply) => {
@@ -73,9 +77,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: 'Create an API key; the secret is shown once',
+        description:
+          'Creates a development or production key of the project. The secret is in this answer only; the service keeps its SHA-256.',
         params: ProjectIdParams,
         body: CreateApiKeyBody,
-        response: { 201: ApiKey, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 201: ok(ApiKey, 'The key and its secret (shown once).'), ...adminErrors('PROJECT_NOT_FOUND') },
       },
     },
     async (req, reply) => reply.code(201).send(await admin.createApiKey(req.params.projectId, req.body.environment)),
@@ -87,8 +93,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: 'Rotate an API key secret: the old secret is refused at once, wallets are kept',
+        description:
+          'Gives the key a new secret: the old one is refused at once; wallets, webhook endpoint and records stay with the key.',
         params: KeyIdParams,
-        response: { 200: RotatedKey, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 200: ok(RotatedKey, 'The new secret (shown once).'), ...adminErrors('API_KEY_NOT_FOUND') },
       },
     },
     async (req) => admin.rotateApiKey(req.params.keyId),
@@ -100,9 +108,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: "Replace a project's IP allowlist",
+        description:
+          "Replaces the CIDRs the project's keys may call from (a bare address is one host); an empty list lifts the restriction. Entries are stored as the networks they mean.",
         params: ProjectIdParams,
         body: IpAllowlistBody,
-        response: { 200: IpAllowlist, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 200: ok(IpAllowlist, 'The allowlist as stored.'), ...adminErrors('PROJECT_NOT_FOUND') },
       },
     },
     async (req) => admin.setIpAllowlist(req.params.projectId, req.body.cidrs),
@@ -118,7 +128,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           'From then on every REST signing route and share migration refuse the wallet (403 WALLET_CLAIMED); wallet.pregen_claimed is queued. A second claim answers 409 WALLET_ALREADY_CLAIMED.',
         params: WalletIdParams,
         body: ClaimWalletBody,
-        response: { 200: ClaimedWallet, ...errorResponses(...ADMIN_ERRORS, 404, 409) },
+        response: {
+          200: ok(ClaimedWallet, 'The claimed wallet.'),
+          ...adminErrors('WALLET_NOT_FOUND', 'WALLET_NOT_READY', 'WALLET_ALREADY_CLAIMED'),
+        },
       },
     },
     async (req) => wallets.claim(req.params.walletId, req.body?.userId),
@@ -134,7 +147,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           'The enclave keeps only the service share. REST signing refuses the wallet (403 WALLET_SHARE_NOT_MIGRATED) until POST /v1/wallets/{walletId}/migrate-share brings the user share in.',
         params: ProjectIdParams,
         body: CreateWalletBody,
-        response: { 201: PregeneratedWallet, ...errorResponses(...ADMIN_ERRORS, 404, 409, 503) },
+        response: {
+          201: ok(PregeneratedWallet, 'The wallet and its user share (shown once).'),
+          ...adminErrors('PROJECT_NOT_FOUND', ...WALLET_CREATION),
+        },
       },
     },
     async (req, reply) => {
@@ -150,7 +166,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         ...common,
         summary: "The enclave's master key: rotation state, key ids, sealed records per key id",
-        response: { 200: MasterKeyStatus, ...errorResponses(...ADMIN_ERRORS, 503) },
+        description:
+          "The master key's state: current and next key ids, a rotation under way and the sealed records under each key id.",
+        response: {
+          200: ok(MasterKeyStatus, "The master key's state."),
+          ...adminErrors('ENCLAVE_UNAVAILABLE', 'ENCLAVE_TIMEOUT'),
+        },
       },
     },
     async () => admin.masterKey.status(),
@@ -165,7 +186,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         description:
           'Without confirmKeyId (200): the enclave prepares the next key (a file master key gets master.key.next, created by the enclave; a key given from outside needs ENCLAVE_MASTER_KEY_NEXT) and answers its id: back it up, then confirm. With confirmKeyId (202): every record is re-wrapped under that key in the background while the enclave keeps serving; poll GET /admin/v1/enclave/master-key. 409 NEXT_KEY_MISSING or NEXT_KEY_MISMATCH.',
         body: RotateMasterKeyBody,
-        response: { 200: MasterKeyStatus, 202: MasterKeyStatus, ...errorResponses(...ADMIN_ERRORS, 409, 503) },
+        response: {
+          200: ok(MasterKeyStatus, 'The next key is prepared: its id, to back up and confirm.'),
+          202: ok(MasterKeyStatus, 'Re-wrapping under the confirmed key has started; poll the status.'),
+          ...adminErrors('NEXT_KEY_MISSING', 'NEXT_KEY_MISMATCH', 'ENCLAVE_UNAVAILABLE', 'ENCLAVE_TIMEOUT'),
+        },
       },
     },
     async (req, reply) => {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { KeyIdParams } from '../../schemas/admin.ts';
-import { errorResponses } from '../../schemas/common.ts';
+import { ok } from '../../schemas/common.ts';
+import { adminErrors } from '../../schemas/errors.ts';
 import {
   DeliveryList,
   DeliveryParams,
@@ -14,7 +15,6 @@ import {
 } from '../../schemas/webhooks.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 
-const ADMIN_ERRORS = [400, 401, 403] as const;
 const common = { tags: ['admin', 'webhooks'], security: [{ adminToken: [] }] };
 
 /** `/admin/v1/api-keys/{keyId}/webhook`: one endpoint per API key, its secret, and the log of its deliveries. */
@@ -32,7 +32,10 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
           'HTTPS only; at least one event type while enabled; unknown types refused. The `whsec_` secret is in the answer only when this call created the endpoint. `enabled: false` keeps the configuration and stops deliveries. Targets that resolve to loopback, private, link-local or metadata addresses answer 400 WEBHOOK_TARGET_NOT_ALLOWED unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.',
         params: KeyIdParams,
         body: PutWebhookBody,
-        response: { 200: WebhookEndpoint, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          200: ok(WebhookEndpoint, 'The endpoint; `secret` only when this call created it.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_TARGET_NOT_ALLOWED'),
+        },
       },
     },
     async (req, reply) =>
@@ -45,8 +48,13 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: "Read an API key's webhook endpoint (never its secret), its state and delivery counts",
+        description:
+          'The endpoint of the key: URL, events, switch and signature format; `healthy` or `failing` with the next probe; counts of pending, delivered and dead deliveries. Never the secret.',
         params: KeyIdParams,
-        response: { 200: WebhookEndpoint, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          200: ok(WebhookEndpoint, 'The endpoint.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED'),
+        },
       },
     },
     async (req) => webhooks.get(req.params.keyId),
@@ -58,8 +66,10 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: 'Delete the endpoint: URL, events, secrets and its deliveries',
+        description:
+          'Removes the URL, the events, the secrets and the delivery log of the endpoint; deliveries under way finish.',
         params: KeyIdParams,
-        response: { 204: Type.Null(), ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: { 204: ok(Type.Null(), 'Deleted.'), ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED') },
       },
     },
     async (req, reply) => {
@@ -74,8 +84,13 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: 'Rotate the signing secret; the previous one signs too for 24 hours',
+        description:
+          'A new `whsec_` secret, shown in this answer only. The previous secret keeps signing deliveries, as a second signature, for 24 hours.',
         params: KeyIdParams,
-        response: { 200: RotatedWebhookSecret, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          200: ok(RotatedWebhookSecret, 'The new secret and when the previous one stops signing.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED'),
+        },
       },
     },
     async (req, reply) => reply.header('cache-control', 'no-store').send(await webhooks.rotateSecret(req.params.keyId)),
@@ -87,8 +102,13 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: 'Queue a test.ping to the endpoint',
+        description:
+          'Queues a `test.ping` event for the endpoint, whatever events it selected, and answers its event id; it is delivered like any event.',
         params: KeyIdParams,
-        response: { 202: WebhookTestAccepted, ...errorResponses(...ADMIN_ERRORS, 404, 409) },
+        response: {
+          202: ok(WebhookTestAccepted, 'Queued: the event id.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED', 'WEBHOOK_DISABLED'),
+        },
       },
     },
     async (req, reply) => reply.code(202).send(await webhooks.test(req.params.keyId)),
@@ -100,9 +120,14 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: "The endpoint's deliveries, newest first: status, attempts, last answer and latency, next attempt",
+        description:
+          "The delivery log of the endpoint, newest first, filtered by status: event id and type, status, attempts, the last answer's status code, latency and error, the next attempt.",
         params: KeyIdParams,
         querystring: ListDeliveriesQuery,
-        response: { 200: DeliveryList, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          200: ok(DeliveryList, 'A page of deliveries.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED', 'INVALID_CURSOR'),
+        },
       },
     },
     async (req) => {
@@ -117,8 +142,13 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: 'Deliver one event again, from its first attempt (same webhook-id and body)',
+        description:
+          'Queues the event for the endpoint again from its first attempt, with the same webhook-id and body; a failing endpoint is tried at once.',
         params: DeliveryParams,
-        response: { 202: Redelivered, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          202: ok(Redelivered, 'Queued again.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED', 'DELIVERY_NOT_FOUND'),
+        },
       },
     },
     async (req, reply) => reply.code(202).send(await webhooks.redeliver(req.params.keyId, req.params.eventId)),
@@ -130,8 +160,13 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
       schema: {
         ...common,
         summary: 'Deliver every dead delivery of the endpoint again, from its first attempt',
+        description:
+          'Queues every dead delivery of the endpoint again from its first attempt; a failing endpoint is tried at once.',
         params: KeyIdParams,
-        response: { 202: Redelivered, ...errorResponses(...ADMIN_ERRORS, 404) },
+        response: {
+          202: ok(Redelivered, 'How many were queued again.'),
+          ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED'),
+        },
       },
     },
     async (req, reply) => reply.code(202).send(await webhooks.redeliver(req.params.keyId)),

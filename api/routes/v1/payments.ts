@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { errorResponses } from '../../schemas/common.ts';
+import { ok } from '../../schemas/common.ts';
+import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
 import {
   BroadcastResult,
   FeeEstimateResult,
@@ -15,8 +17,20 @@ import { WalletIdParams } from '../../schemas/wallets.ts';
 import type { PaymentService } from '../../services/payments.ts';
 
 /** 409: another payment holds the wallet on the chain; 503: the chain's node or the enclave did not answer. */
-const PAYMENT_ERRORS = errorResponses(400, 401, 403, 404, 409, 429, 500, 503);
-const READ_ERRORS = errorResponses(400, 401, 403, 404, 429);
+const PAYMENT_ERRORS = partnerErrors(...PAYMENT);
+const FEE_ERRORS = partnerErrors(
+  ...SIGNING,
+  'CHAIN_NOT_CONFIGURED',
+  'CHAIN_NOT_ALLOWED',
+  'RPC_UNAVAILABLE',
+  'INVALID_TOKEN',
+  'EXECUTION_FAILED',
+  'INSUFFICIENT_NATIVE_BALANCE',
+  'INSUFFICIENT_TOKEN_BALANCE',
+  'AUTO_RETRY_NOT_SUPPORTED',
+  'ADDRESS_SCREENING_UNAVAILABLE',
+);
+const READ_ERRORS = partnerErrors('WALLET_NOT_FOUND', 'TRANSACTION_NOT_FOUND', 'INVALID_CURSOR');
 
 /**
  * Runs a broadcasting use case and sets `x-transaction-id` on its answer, success or failure: once the record
@@ -48,7 +62,13 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         body: TransferBody,
-        response: { 200: { anyOf: [BroadcastResult, SignOnlyTransferResult] }, ...PAYMENT_ERRORS },
+        response: {
+          200: ok(
+            Type.Union([BroadcastResult, SignOnlyTransferResult]),
+            'Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only.',
+          ),
+          ...PAYMENT_ERRORS,
+        },
       },
     },
     async (req, reply) =>
@@ -66,7 +86,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         body: TransferBody,
-        response: { 200: FeeEstimateResult, ...PAYMENT_ERRORS },
+        response: { 200: ok(FeeEstimateResult, 'The fee estimate of the transfer.'), ...FEE_ERRORS },
       },
     },
     async (req) => payments.estimateFee(req.principal, req.params.walletId, req.body),
@@ -78,10 +98,12 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
       schema: {
         tags: ['transactions'],
         summary: "List a wallet's transaction records, newest first",
+        description:
+          "The wallet's transaction records (transfers, broadcast sign-transactions), newest first, filtered by status or intent kind, in the list envelope.",
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         querystring: ListTransactionsQuery,
-        response: { 200: TransactionList, ...READ_ERRORS },
+        response: { 200: ok(TransactionList, 'A page of transaction records.'), ...READ_ERRORS },
       },
     },
     async (req) =>
@@ -102,7 +124,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         description: "404 for an unknown record and for another partner's record alike.",
         security: [{ apiKey: [] }],
         params: TransactionParams,
-        response: { 200: TransactionRecord, ...READ_ERRORS },
+        response: { 200: ok(TransactionRecord, 'The transaction record.'), ...READ_ERRORS },
       },
     },
     async (req) => payments.get(req.principal, req.params.walletId, req.params.transactionId),

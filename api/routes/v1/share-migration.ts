@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../../enclave/protocol.ts';
-import { errorResponses } from '../../schemas/common.ts';
+import { ok } from '../../schemas/common.ts';
+import { partnerErrors } from '../../schemas/errors.ts';
 import { EnclavePublicKey, MigrateShareBody } from '../../schemas/signing.ts';
 import { Wallet, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ShareMigrationService } from '../../services/share-migration.ts';
@@ -19,8 +20,13 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
       schema: {
         tags: ['share migration'],
         summary: "The enclave's P-256 public key for share migration",
+        description:
+          "The enclave's P-256 public key (and its algorithm) to encrypt a pre-generated wallet's user share for migrate-share; it changes only with the enclave's identity.",
         security: [{ apiKey: [] }],
-        response: { 200: EnclavePublicKey, ...errorResponses(401, 403, 429, 503) },
+        response: {
+          200: ok(EnclavePublicKey, "The enclave's public key."),
+          ...partnerErrors('ENCLAVE_UNAVAILABLE', 'ENCLAVE_TIMEOUT'),
+        },
       },
     },
     async () => migration.publicKey(),
@@ -38,7 +44,19 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         body: MigrateShareBody,
-        response: { 200: Wallet, ...errorResponses(400, 401, 403, 404, 409, 413, 429, 503) },
+        response: {
+          200: ok(Wallet, 'The wallet, which now signs over REST.'),
+          ...partnerErrors(
+            'WALLET_NOT_FOUND',
+            'WALLET_NOT_READY',
+            'WALLET_CLAIMED',
+            'SHARE_ALREADY_MIGRATED',
+            'INVALID_PAYLOAD',
+            'PAYLOAD_WALLET_MISMATCH',
+            'ENCLAVE_UNAVAILABLE',
+            'ENCLAVE_TIMEOUT',
+          ),
+        },
       },
     },
     async (req) => migration.migrate(req.principal.projectId, req.params.walletId, req.body.encryptedPayload),

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses } from '../../schemas/common.ts';
+import { ok } from '../../schemas/common.ts';
+import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
 import {
   SignAuthorizationBody,
   SignatureResult,
@@ -16,7 +17,7 @@ import type { SigningService } from '../../services/signing.ts';
 import { withTransactionId } from './payments.ts';
 
 /** 403 covers invalid keys, claimed or unmigrated wallets and policy answers; 503 an unavailable enclave. */
-const SIGNING_ERRORS = errorResponses(400, 401, 403, 404, 429, 503);
+const SIGNING_ERRORS = partnerErrors(...SIGNING);
 const common = { tags: ['signing'], security: [{ apiKey: [] }], params: WalletIdParams };
 
 /** The request body's size from Content-Length (which Fastify checks against the body), Infinity without one. */
@@ -39,7 +40,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description:
           'EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.',
         body: SignMessageBody,
-        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+        response: { 200: ok(SignatureResult, 'The signature, in the format of the wallet type.'), ...SIGNING_ERRORS },
       },
     },
     async (req) => signing.signMessage(req.principal, req.params.walletId, req.body.message),
@@ -54,7 +55,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description:
           'secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.',
         body: SignRawBody,
-        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+        response: { 200: ok(SignatureResult, 'The signature of exactly the given bytes.'), ...SIGNING_ERRORS },
       },
     },
     async (req) => signing.signRaw(req.principal, req.params.walletId, req.body),
@@ -69,7 +70,13 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description:
           'Sign-only unless broadcast is true (queues a transaction.signed event). With broadcast: true (EVM and SOLANA) the transaction is recorded (intentKind sign_transaction), signed, broadcast and monitored like a transfer: the answer adds txHash and transactionId (header x-transaction-id), and 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved. STELLAR and SUI refuse broadcast: true.',
         body: SignTransactionBody,
-        response: { 200: SignTransactionResult, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) },
+        response: {
+          200: ok(
+            SignTransactionResult,
+            'The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`).',
+          ),
+          ...partnerErrors(...PAYMENT),
+        },
       },
     },
     async (req, reply) =>
@@ -86,7 +93,10 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         summary: 'Sign EIP-712 typed data (EVM)',
         description: 'EIP712Domain is derived from domain and must not be in types.',
         body: SignTypedDataBody,
-        response: { 200: SignatureResult, ...SIGNING_ERRORS },
+        response: {
+          200: ok(SignatureResult, 'The EIP-712 signature, 65-byte r\u2016s\u2016v hex.'),
+          ...SIGNING_ERRORS,
+        },
       },
     },
     async (req) =>
@@ -99,8 +109,16 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
       schema: {
         ...common,
         summary: 'Sign an EIP-7702 authorization (EVM)',
+        description:
+          'Signs the EIP-7702 authorization tuple (chainId, address, nonce) of the wallet: the signed tuple and its r, s, yParity. Nothing is broadcast.',
         body: SignAuthorizationBody,
-        response: { 200: SignedAuthorization, ...SIGNING_ERRORS },
+        response: {
+          200: ok(
+            SignedAuthorization,
+            'The signed authorization: address, chainId, nonce, r, s, yParity and the 65-byte signature.',
+          ),
+          ...SIGNING_ERRORS,
+        },
       },
     },
     async (req) => signing.signAuthorization(req.principal, req.params.walletId, req.body.authorization),

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, Paginated } from '../../schemas/common.ts';
+import { ok, Paginated } from '../../schemas/common.ts';
+import { partnerErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import {
   CreateWalletBody,
   ListWalletsQuery,
@@ -9,8 +10,6 @@ import {
   WalletListItem,
 } from '../../schemas/wallets.ts';
 import type { WalletService } from '../../services/wallets.ts';
-
-const AUTH_ERRORS = [400, 401, 403, 429] as const;
 
 /** `/v1/wallets`: create, list, read and update custodial wallets. */
 export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }> = async (app, { wallets }) => {
@@ -24,7 +23,13 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
           'Creates a custodial wallet of one of five types. One wallet per project for each userIdentifierType, userIdentifier, type and scheme: a duplicate answers 409 WALLET_ALREADY_EXISTS with the existing walletId.',
         security: [{ apiKey: [] }],
         body: CreateWalletBody,
-        response: { 201: Wallet, ...errorResponses(...AUTH_ERRORS, 409, 503) },
+        response: {
+          201: ok(
+            Wallet,
+            'The wallet, `ready`, with its address and public key (key generation finished before the answer).',
+          ),
+          ...partnerErrors(...WALLET_CREATION),
+        },
       },
     },
     async (req, reply) => {
@@ -42,7 +47,10 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         description: 'Newest first. Pass pagination.cursor back as `cursor` for the next page.',
         security: [{ apiKey: [] }],
         querystring: ListWalletsQuery,
-        response: { 200: Paginated(WalletListItem), ...errorResponses(...AUTH_ERRORS) },
+        response: {
+          200: ok(Paginated(WalletListItem), "A page of the project's wallets, newest first, in the list envelope."),
+          ...partnerErrors('INVALID_CURSOR'),
+        },
       },
     },
     async (req) => wallets.list(req.principal.projectId, req.query),
@@ -54,9 +62,10 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
       schema: {
         tags: ['wallets'],
         summary: 'Get a wallet',
+        description: "One wallet of the caller's project; a wallet of another project answers 404 like a missing one.",
         security: [{ apiKey: [] }],
         params: WalletIdParams,
-        response: { 200: Wallet, ...errorResponses(...AUTH_ERRORS, 404) },
+        response: { 200: ok(Wallet, 'The wallet.'), ...partnerErrors('WALLET_NOT_FOUND') },
       },
     },
     async (req) => wallets.get(req.principal.projectId, req.params.walletId),
@@ -72,7 +81,10 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         body: PatchWalletBody,
-        response: { 200: Wallet, ...errorResponses(...AUTH_ERRORS, 404, 409) },
+        response: {
+          200: ok(Wallet, 'The wallet with its new user identifier.'),
+          ...partnerErrors('WALLET_NOT_FOUND', 'WALLET_ALREADY_EXISTS', 'WALLET_NOT_READY', 'WALLET_CLAIMED'),
+        },
       },
     },
     async (req) => wallets.update(req.principal.projectId, req.params.walletId, req.body),

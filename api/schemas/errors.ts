@@ -1,0 +1,114 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import { ERROR_CATALOGUE, type ErrorCode, statusesOf } from '../error-catalogue.ts';
+
+/**
+ * Codes every route can answer, whatever it does: the request and its body as the framework reads them, the
+ * limits, the database, and an unexpected failure.
+ */
+const EVERY_ROUTE: readonly ErrorCode[] = [
+  'INVALID_REQUEST',
+  'INVALID_JSON',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'URI_TOO_LONG',
+  'RATE_LIMITED',
+  'STORE_OVERLOADED',
+  'STORE_BUSY',
+  'STORE_SYNC_FAILED',
+  'STORE_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL_ERROR',
+];
+
+/** `/v1`: the API key and the project's IP allowlist. */
+const PARTNER_AUTH: readonly ErrorCode[] = ['API_KEY_REQUIRED', 'INVALID_API_KEY', 'IP_NOT_ALLOWED'];
+/** `/admin/v1`: the admin token. */
+const ADMIN_AUTH: readonly ErrorCode[] = ['ADMIN_TOKEN_REQUIRED', 'INVALID_ADMIN_TOKEN'];
+
+/** Statuses whose answer carries `Retry-After`. */
+const RETRY_AFTER: Record<number, string> = {
+  429: 'Seconds to wait before the next request of this key (or address).',
+  503: 'Seconds to wait before retrying.',
+};
+
+/**
+ * The error responses of a route from the codes it can answer, one response per status. Each response's description
+ * lists its codes as `- \`CODE\`: meaning` lines (what the contract test reads) and its schema is the error envelope.
+ */
+export function errorResponses(...codes: readonly ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    for (const status of statusesOf(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<number, TSchema> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const lines = list.map((c) => {
+      const e = ERROR_CATALOGUE[c];
+      const context = 'context' in e && e.context ? ` Adds: ${e.context.join(', ')}.` : '';
+      return `- \`${c}\`: ${e.meaning}${context}`;
+    });
+    const retryAfter = RETRY_AFTER[status];
+    out[status] = Type.Ref('Error', {
+      description: `Error envelope \`{code, message, requestId, …}\`. Codes:\n${lines.join('\n')}`,
+      ...(retryAfter ? { headers: { 'retry-after': { type: 'integer', description: retryAfter } } } : {}),
+    });
+  }
+  return out;
+}
+
+/** The error responses of a `/v1` route: every route's codes, the partner's authentication, and `codes`. */
+export const partnerErrors = (...codes: readonly ErrorCode[]) =>
+  errorResponses(...EVERY_ROUTE, ...PARTNER_AUTH, ...codes);
+
+/** The error responses of an `/admin/v1` route: every route's codes, the admin token, and `codes`. */
+export const adminErrors = (...codes: readonly ErrorCode[]) => errorResponses(...EVERY_ROUTE, ...ADMIN_AUTH, ...codes);
+
+/** The codes of creating a wallet (partners' POST /v1/wallets and the admin's pre-generated wallets). */
+export const WALLET_CREATION: readonly ErrorCode[] = [
+  'WALLET_ALREADY_EXISTS',
+  'KEY_GENERATION_FAILED',
+  'USER_SHARE_UNAVAILABLE',
+  'ENCLAVE_UNAVAILABLE',
+  'ENCLAVE_TIMEOUT',
+  'SERVICE_BUSY',
+  'SERVICE_STOPPING',
+  'ACTOR_FAULTED',
+];
+
+/** The codes of a signature over REST, before anything is sent. */
+export const SIGNING: readonly ErrorCode[] = [
+  'WALLET_NOT_FOUND',
+  'WALLET_NOT_READY',
+  'WALLET_CLAIMED',
+  'WALLET_SHARE_NOT_MIGRATED',
+  'UNSUPPORTED_OPERATION',
+  'POLICY_DENIED',
+  'POLICY_REVIEW_REQUIRED',
+  'ENCLAVE_UNAVAILABLE',
+  'ENCLAVE_TIMEOUT',
+  'SIGNER_MISMATCH',
+  'SERVICE_BUSY',
+];
+
+/** The codes of a payment: signing, the chain, the record and its hold. */
+export const PAYMENT: readonly ErrorCode[] = [
+  ...SIGNING,
+  'BROADCAST_NOT_SUPPORTED',
+  'CHAIN_NOT_CONFIGURED',
+  'CHAIN_NOT_ALLOWED',
+  'WALLET_TRANSACTION_UNRESOLVED',
+  'AUTO_RETRY_NOT_SUPPORTED',
+  'ADDRESS_SCREENING_UNAVAILABLE',
+  'INSUFFICIENT_NATIVE_BALANCE',
+  'INSUFFICIENT_TOKEN_BALANCE',
+  'EXECUTION_FAILED',
+  'NONCE_TOO_LOW',
+  'BLOCKHASH_EXPIRED',
+  'TRANSACTION_REJECTED',
+  'INVALID_TOKEN',
+  'RPC_UNAVAILABLE',
+  'SIGNING_FAILED',
+  'SIGNING_INTERRUPTED',
+  'SERVICE_STOPPING',
+  'ACTOR_FAULTED',
+];
