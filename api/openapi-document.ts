@@ -1,0 +1,43 @@
+import os from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
+import { loadConfig } from './config.ts';
+import { createMetrics } from './plugins/metrics.ts';
+
+/**
+ * The OpenAPI documents of both listeners, built from the routes' schemas without a database, an enclave or a
+ * listening socket (for `npm run client:generate` and its drift test). The services are never called while
+ * routes are registered; any call throws.
+ */
+export async function openApiDocuments(): Promise<{ public: unknown; admin: unknown }> {
+  const unused = new Proxy(
+    {},
+    {
+      get(_t, prop) {
+        throw new Error(`building the OpenAPI documents called a service (${String(prop)})`);
+      },
+    },
+  ) as never;
+  const config = loadConfig({ DATA_DIR: os.tmpdir(), ADMIN_TOKEN: 'x'.repeat(32), LOG_LEVEL: 'silent' });
+  const deps: AppDeps = {
+    config,
+    adminToken: 'x'.repeat(32),
+    metrics: createMetrics(),
+    authenticator: unused,
+    wallets: unused,
+    signing: unused,
+    payments: unused,
+    migration: unused,
+    admin: unused,
+    actors: unused,
+    webhooks: unused,
+    ready: async () => ({}),
+  };
+  const read = async (app: FastifyInstance) => {
+    await app.ready();
+    const doc = app.swagger();
+    await app.close();
+    return doc;
+  };
+  return { public: await read(await buildApp(deps)), admin: await read(await buildAdminApp(deps)) };
+}
