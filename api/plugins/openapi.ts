@@ -9,12 +9,26 @@ const DOCUMENTS = {
     description:
       'Partner backends authenticate with `X-API-Key`. Errors are `{code, message, requestId, …context}`. The operator API is served on its own listener (ADMIN_HOST:ADMIN_PORT) and described there.',
     securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+    tags: [
+      {
+        name: 'wallets',
+        description: "Custodial wallets of the project's users on EVM, Cosmos, Solana, Stellar and Sui.",
+      },
+      { name: 'signing', description: 'Messages, raw bytes, transactions, EIP-712 data and EIP-7702 authorizations.' },
+      { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
+      { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
+      { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
+    ],
   },
   admin: {
     title: 'Wallet custody service: operator API',
     description:
       'The admin listener (ADMIN_HOST:ADMIN_PORT, loopback by default). `/admin/v1` takes `Authorization: Bearer <ADMIN_TOKEN>`; `/metrics`, `/healthz` and `/readyz` are open on this listener. Errors are `{code, message, requestId, …context}`.',
     securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } },
+    tags: [
+      { name: 'admin', description: 'Projects, API keys, allowlists, wallets, the master key and actors.' },
+      { name: 'webhooks', description: 'One HTTPS endpoint per API key, its secret and its delivery log.' },
+    ],
   },
 } as const;
 
@@ -30,6 +44,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { document?: 
       openapi: '3.0.3',
       info: { title: doc.title, version: '1.0.0', description: doc.description },
       components: { securitySchemes: doc.securitySchemes },
+      tags: [...doc.tags],
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
   });
