@@ -92,3 +92,33 @@ test('every partner route answers the authentication and rate-limit codes; every
   }
   assert.deepEqual(problems, []);
 });
+
+test('every request example of the public document passes the route it documents', async () => {
+  const partner = await svc.newPartner();
+  const wallet = await svc.v1(partner.secret, 'POST', '/wallets', {
+    type: 'EVM',
+    userIdentifier: 'examples',
+    userIdentifierType: 'CUSTOM_ID',
+  });
+  assert.equal(wallet.status, 201);
+  const publicDoc = docs.find((d) => d.name === 'public')!.doc;
+  let sent = 0;
+  for (const [path, methods] of Object.entries(publicDoc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const body = op.requestBody as {
+        content?: Record<string, { example?: unknown; schema?: { examples?: unknown[] } }>;
+      };
+      const media = body?.content?.['application/json'];
+      for (const example of [media?.example, ...(media?.schema?.examples ?? [])].filter((e) => e !== undefined)) {
+        const route = path.replace('/v1', '').replace('{walletId}', wallet.body.id);
+        const r = await svc.v1(partner.secret, method.toUpperCase(), route, example);
+        sent += 1;
+        assert.ok(
+          !['INVALID_REQUEST', 'INVALID_JSON'].includes(r.body?.code),
+          `${method.toUpperCase()} ${path}: its example is refused: ${JSON.stringify(r.body)}`,
+        );
+      }
+    }
+  }
+  assert.ok(sent >= 3, `${sent} examples sent`);
+});

@@ -41,7 +41,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { document?: 
   const doc = DOCUMENTS[opts.document ?? 'public'];
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: { title: doc.title, version: '1.0.0', description: doc.description },
       components: { securitySchemes: doc.securitySchemes },
       tags: [...doc.tags],

@@ -51,5 +51,30 @@ export const Paginated = <T extends TSchema>(item: T) =>
     }),
   });
 
-/** A success response's schema with the description the OpenAPI document shows for it. */
-export const ok = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
+/** Response headers as the OpenAPI document shows them (name → JSON schema with a description). */
+export type ResponseHeaders = Record<string, { type: 'integer' | 'string'; description: string }>;
+
+/** A success response's schema with the description (and headers) the OpenAPI document shows for it. */
+export const ok = <T extends TSchema>(schema: T, description: string, headers?: ResponseHeaders): T => ({
+  ...schema,
+  description,
+  ...(headers ? { headers } : {}),
+});
+
+/** What every `/v1` answer carries: the key's rate limit (@fastify/rate-limit). */
+export const RATE_LIMIT_HEADERS: ResponseHeaders = {
+  'x-ratelimit-limit': {
+    type: 'integer',
+    description: "Requests a minute this API key may make (its project's plan).",
+  },
+  'x-ratelimit-remaining': { type: 'integer', description: 'Requests left in the current minute.' },
+  'x-ratelimit-reset': { type: 'integer', description: 'Seconds until the minute starts again.' },
+};
+
+/** The record a broadcasting call created (also on its failure answers once the record exists). */
+export const TRANSACTION_ID_HEADER: ResponseHeaders = {
+  'x-transaction-id': {
+    type: 'string',
+    description: 'The transaction record: GET /v1/wallets/{walletId}/transactions/{id}.',
+  },
+};

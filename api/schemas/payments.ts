@@ -39,7 +39,10 @@ export const TransferBody = Type.Object(
       Type.Object({}, { additionalProperties: true, description: 'Not available in this version: refused.' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ to: '0x000000000000000000000000000000000000bEEF', value: '1000000000000000', chainId: '8453' }],
+  },
 );
 
 export const BroadcastResult = Type.Object({

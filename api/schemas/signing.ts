@@ -14,7 +14,7 @@ export const SignMessageBody = Type.Object(
       description: `Text to sign (at most ${MAX_SIGN_MESSAGE_BYTES} bytes in UTF-8). The wallet's type decides the format: EVM EIP-191 + Keccak-256; COSMOS secp256k1 over SHA-256 of the UTF-8 bytes; SOLANA and STELLAR Ed25519 over the UTF-8 bytes; SUI PersonalMessage intent.`,
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ message: 'hello from my backend' }] },
 );
 
 export const SignRawBody = Type.Object(

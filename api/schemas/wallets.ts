@@ -25,7 +25,10 @@ export const CreateWalletBody = Type.Object(
     ),
     scheme: Type.Optional(SchemeSchema),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ type: 'EVM', userIdentifier: 'user-1', userIdentifierType: 'CUSTOM_ID' }],
+  },
 );
 
 export const PatchWalletBody = Type.Object(

@@ -37,6 +37,12 @@ export interface paths {
                 /** @description A page of the project's wallets, newest first, in the list envelope. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -203,6 +209,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "EVM",
+                     *       "userIdentifier": "user-1",
+                     *       "userIdentifierType": "CUSTOM_ID"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description Wallet type; fixed at creation.
@@ -230,6 +243,12 @@ export interface paths {
                 /** @description The wallet, `ready`, with its address and public key (key generation finished before the answer). */
                 201: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -432,6 +451,12 @@ export interface paths {
                 /** @description The wallet. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -630,6 +655,12 @@ export interface paths {
                 /** @description The wallet with its new user identifier. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -833,6 +864,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "hello from my backend"
+                     *     }
+                     */
                     "application/json": {
                         /** @description Text to sign (at most 65536 bytes in UTF-8). The wallet's type decides the format: EVM EIP-191 + Keccak-256; COSMOS secp256k1 over SHA-256 of the UTF-8 bytes; SOLANA and STELLAR Ed25519 over the UTF-8 bytes; SUI PersonalMessage intent. */
                         message: string;
@@ -843,6 +879,12 @@ export interface paths {
                 /** @description The signature, in the format of the wallet type. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1039,6 +1081,12 @@ export interface paths {
                 /** @description The signature of exactly the given bytes. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1239,6 +1287,14 @@ export interface paths {
                 /** @description The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`). */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
+                        /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
+                        "x-transaction-id"?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1481,6 +1537,12 @@ export interface paths {
                 /** @description The EIP-712 signature, 65-byte r‖s‖v hex. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1677,6 +1739,12 @@ export interface paths {
                 /** @description The signed authorization: address, chainId, nonce, r, s, yParity and the 65-byte signature. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1864,6 +1932,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "to": "0x000000000000000000000000000000000000bEEF",
+                     *       "value": "1000000000000000",
+                     *       "chainId": "8453"
+                     *     }
+                     */
                     "application/json": {
                         /** @description Recipient address. */
                         to: string;
@@ -1898,6 +1973,14 @@ export interface paths {
                 /** @description Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
+                        /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
+                        "x-transaction-id"?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2117,6 +2200,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "to": "0x000000000000000000000000000000000000bEEF",
+                     *       "value": "1000000000000000",
+                     *       "chainId": "8453"
+                     *     }
+                     */
                     "application/json": {
                         /** @description Recipient address. */
                         to: string;
@@ -2151,6 +2241,12 @@ export interface paths {
                 /** @description The fee estimate of the transfer. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2375,6 +2471,12 @@ export interface paths {
                 /** @description A page of transaction records. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2581,6 +2683,12 @@ export interface paths {
                 /** @description The transaction record. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2776,6 +2884,12 @@ export interface paths {
                 /** @description The enclave's public key. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2953,6 +3067,12 @@ export interface paths {
                 /** @description The wallet, which now signs over REST. */
                 200: {
                     headers: {
+                        /** @description Requests a minute this API key may make (its project's plan). */
+                        "x-ratelimit-limit"?: number;
+                        /** @description Requests left in the current minute. */
+                        "x-ratelimit-remaining"?: number;
+                        /** @description Seconds until the minute starts again. */
+                        "x-ratelimit-reset"?: number;
                         [name: string]: unknown;
                     };
                     content: {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { ok } from '../../schemas/common.ts';
+import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
 import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
 import {
   BroadcastResult,
@@ -66,6 +66,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
           200: ok(
             Type.Union([BroadcastResult, SignOnlyTransferResult]),
             'Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only.',
+            { ...RATE_LIMIT_HEADERS, ...TRANSACTION_ID_HEADER },
           ),
           ...PAYMENT_ERRORS,
         },
@@ -86,7 +87,10 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         body: TransferBody,
-        response: { 200: ok(FeeEstimateResult, 'The fee estimate of the transfer.'), ...FEE_ERRORS },
+        response: {
+          200: ok(FeeEstimateResult, 'The fee estimate of the transfer.', RATE_LIMIT_HEADERS),
+          ...FEE_ERRORS,
+        },
       },
     },
     async (req) => payments.estimateFee(req.principal, req.params.walletId, req.body),
@@ -103,7 +107,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         security: [{ apiKey: [] }],
         params: WalletIdParams,
         querystring: ListTransactionsQuery,
-        response: { 200: ok(TransactionList, 'A page of transaction records.'), ...READ_ERRORS },
+        response: { 200: ok(TransactionList, 'A page of transaction records.', RATE_LIMIT_HEADERS), ...READ_ERRORS },
       },
     },
     async (req) =>
@@ -124,7 +128,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         description: "404 for an unknown record and for another partner's record alike.",
         security: [{ apiKey: [] }],
         params: TransactionParams,
-        response: { 200: ok(TransactionRecord, 'The transaction record.'), ...READ_ERRORS },
+        response: { 200: ok(TransactionRecord, 'The transaction record.', RATE_LIMIT_HEADERS), ...READ_ERRORS },
       },
     },
     async (req) => payments.get(req.principal, req.params.walletId, req.params.transactionId),

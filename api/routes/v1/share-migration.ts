@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../../enclave/protocol.ts';
-import { ok } from '../../schemas/common.ts';
+import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
 import { partnerErrors } from '../../schemas/errors.ts';
 import { EnclavePublicKey, MigrateShareBody } from '../../schemas/signing.ts';
 import { Wallet, WalletIdParams } from '../../schemas/wallets.ts';
@@ -24,7 +24,7 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
           "The enclave's P-256 public key (and its algorithm) to encrypt a pre-generated wallet's user share for migrate-share; it changes only with the enclave's identity.",
         security: [{ apiKey: [] }],
         response: {
-          200: ok(EnclavePublicKey, "The enclave's public key."),
+          200: ok(EnclavePublicKey, "The enclave's public key.", RATE_LIMIT_HEADERS),
           ...partnerErrors('ENCLAVE_UNAVAILABLE', 'ENCLAVE_TIMEOUT'),
         },
       },
@@ -45,7 +45,7 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
         params: WalletIdParams,
         body: MigrateShareBody,
         response: {
-          200: ok(Wallet, 'The wallet, which now signs over REST.'),
+          200: ok(Wallet, 'The wallet, which now signs over REST.', RATE_LIMIT_HEADERS),
           ...partnerErrors(
             'WALLET_NOT_FOUND',
             'WALLET_NOT_READY',

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ok } from '../../schemas/common.ts';
+import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
 import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
 import {
   SignAuthorizationBody,
@@ -40,7 +40,10 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description:
           'EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.',
         body: SignMessageBody,
-        response: { 200: ok(SignatureResult, 'The signature, in the format of the wallet type.'), ...SIGNING_ERRORS },
+        response: {
+          200: ok(SignatureResult, 'The signature, in the format of the wallet type.', RATE_LIMIT_HEADERS),
+          ...SIGNING_ERRORS,
+        },
       },
     },
     async (req) => signing.signMessage(req.principal, req.params.walletId, req.body.message),
@@ -55,7 +58,10 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description:
           'secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.',
         body: SignRawBody,
-        response: { 200: ok(SignatureResult, 'The signature of exactly the given bytes.'), ...SIGNING_ERRORS },
+        response: {
+          200: ok(SignatureResult, 'The signature of exactly the given bytes.', RATE_LIMIT_HEADERS),
+          ...SIGNING_ERRORS,
+        },
       },
     },
     async (req) => signing.signRaw(req.principal, req.params.walletId, req.body),
@@ -74,6 +80,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
           200: ok(
             SignTransactionResult,
             'The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`).',
+            { ...RATE_LIMIT_HEADERS, ...TRANSACTION_ID_HEADER },
           ),
           ...partnerErrors(...PAYMENT),
         },
@@ -94,7 +101,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description: 'EIP712Domain is derived from domain and must not be in types.',
         body: SignTypedDataBody,
         response: {
-          200: ok(SignatureResult, 'The EIP-712 signature, 65-byte r\u2016s\u2016v hex.'),
+          200: ok(SignatureResult, 'The EIP-712 signature, 65-byte r‖s‖v hex.', RATE_LIMIT_HEADERS),
           ...SIGNING_ERRORS,
         },
       },
@@ -116,6 +123,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
           200: ok(
             SignedAuthorization,
             'The signed authorization: address, chainId, nonce, r, s, yParity and the 65-byte signature.',
+            RATE_LIMIT_HEADERS,
           ),
           ...SIGNING_ERRORS,
         },

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ok, Paginated } from '../../schemas/common.ts';
+import { ok, Paginated, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
 import { partnerErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import {
   CreateWalletBody,
@@ -27,6 +27,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
           201: ok(
             Wallet,
             'The wallet, `ready`, with its address and public key (key generation finished before the answer).',
+            RATE_LIMIT_HEADERS,
           ),
           ...partnerErrors(...WALLET_CREATION),
         },
@@ -48,7 +49,11 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         security: [{ apiKey: [] }],
         querystring: ListWalletsQuery,
         response: {
-          200: ok(Paginated(WalletListItem), "A page of the project's wallets, newest first, in the list envelope."),
+          200: ok(
+            Paginated(WalletListItem),
+            "A page of the project's wallets, newest first, in the list envelope.",
+            RATE_LIMIT_HEADERS,
+          ),
           ...partnerErrors('INVALID_CURSOR'),
         },
       },
@@ -65,7 +70,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         description: "One wallet of the caller's project; a wallet of another project answers 404 like a missing one.",
         security: [{ apiKey: [] }],
         params: WalletIdParams,
-        response: { 200: ok(Wallet, 'The wallet.'), ...partnerErrors('WALLET_NOT_FOUND') },
+        response: { 200: ok(Wallet, 'The wallet.', RATE_LIMIT_HEADERS), ...partnerErrors('WALLET_NOT_FOUND') },
       },
     },
     async (req) => wallets.get(req.principal.projectId, req.params.walletId),
@@ -82,7 +87,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         params: WalletIdParams,
         body: PatchWalletBody,
         response: {
-          200: ok(Wallet, 'The wallet with its new user identifier.'),
+          200: ok(Wallet, 'The wallet with its new user identifier.', RATE_LIMIT_HEADERS),
           ...partnerErrors('WALLET_NOT_FOUND', 'WALLET_ALREADY_EXISTS', 'WALLET_NOT_READY', 'WALLET_CLAIMED'),
         },
       },
