@@ -244,6 +244,27 @@ describe('delivery', () => {
     assert.equal(row.lastStatusCode, 200);
   });
 
+  test('a delivery in flight is never sent again meanwhile, however many deliveries of its endpoint follow', async () => {
+    const p = await svc.newPartner();
+    await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, { url: hookPath('once'), events: ['wallet.created'] });
+    receiver.setMode({ kind: 'delay', ms: 600 });
+    let first: string;
+    try {
+      first = (await svc.admin('POST', `/api-keys/${p.keyId}/webhook/test`)).body.eventId;
+      await waitOn('once', 1, 'the slow first delivery to arrive');
+      // Each of these commits wakes the endpoint's runner while the first is still waiting for its answer.
+      for (let i = 0; i < 20; i += 1) await svc.admin('POST', `/api-keys/${p.keyId}/webhook/test`);
+    } finally {
+      receiver.setMode({ kind: 'ok' });
+    }
+    const got = await waitOn('once', 21, 'all 21 deliveries');
+    await deliveryRow(p.keyId, first, 'delivered');
+    await new Promise((r) => setTimeout(r, 300));
+    const ids = receivedOn('once').map((d) => d.id);
+    assert.equal(ids.filter((id) => id === first).length, 1, 'the first event was sent once');
+    assert.equal(new Set(ids).size, ids.length, `no event twice among ${got.length}`);
+  });
+
   test('after a rotation every delivery carries two signatures, one per active secret, both valid', async () => {
     const p = await svc.newPartner();
     const { body: cfg } = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
