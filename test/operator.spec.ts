@@ -194,7 +194,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
     assert.equal((await fetch(`${url}/metrics`)).status, 404);
     type Doc = { openapi: string; paths: Record<string, Record<string, unknown>> };
     const doc = (await (await fetch(`${url}/openapi.json`)).json()) as Doc;
-    assert.equal(doc.openapi, '3.0.3');
+    assert.equal(doc.openapi, '3.1.0');
     for (const p of ['/v1/wallets', '/v1/wallets/{walletId}']) assert.ok(doc.paths[p], p);
     assert.ok(doc.paths['/v1/wallets']!['post']);
     assert.deepEqual(
