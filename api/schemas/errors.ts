@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { CHAIN_ERROR_CODES } from '../../chains/payment-chain.ts';
 import { ERROR_CATALOGUE, type ErrorCode, statusesOf } from '../error-catalogue.ts';
 
 /**
@@ -99,14 +100,7 @@ export const PAYMENT: readonly ErrorCode[] = [
   'WALLET_TRANSACTION_UNRESOLVED',
   'AUTO_RETRY_NOT_SUPPORTED',
   'ADDRESS_SCREENING_UNAVAILABLE',
-  'INSUFFICIENT_NATIVE_BALANCE',
-  'INSUFFICIENT_TOKEN_BALANCE',
-  'EXECUTION_FAILED',
-  'NONCE_TOO_LOW',
-  'BLOCKHASH_EXPIRED',
-  'TRANSACTION_REJECTED',
-  'INVALID_TOKEN',
-  'RPC_UNAVAILABLE',
+  ...CHAIN_ERROR_CODES,
   'SIGNING_FAILED',
   'SIGNING_INTERRUPTED',
   'SERVICE_STOPPING',
