@@ -4,6 +4,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, isCatalogued, renderErrorTable, statusesOf } from './error-catalogue.ts';
+import { openApiDocuments } from './openapi-document.ts';
+import { renderRoutesTable } from './openapi-routes-table.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -81,4 +83,17 @@ test("the README's error table is the catalogue's", () => {
   assert.ok(start >= 0 && end > start, 'README.md has the errors:begin / errors:end markers');
   const table = readme.slice(start + '<!-- errors:begin -->'.length, end).trim();
   assert.equal(table, renderErrorTable().trim(), 'regenerate it: npm run docs:errors');
+});
+
+test("the README's route table is the public OpenAPI document's", async () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('<!-- routes:begin -->');
+  const end = readme.indexOf('<!-- routes:end -->');
+  assert.ok(start >= 0 && end > start, 'README.md has the routes:begin / routes:end markers');
+  const doc = (await openApiDocuments()).public as Parameters<typeof renderRoutesTable>[0];
+  const table = readme.slice(start + '<!-- routes:begin -->'.length, end).trim();
+  assert.equal(table, renderRoutesTable(doc).trim(), 'regenerate it: npm run docs:errors');
+  assert.ok(
+    table.includes('`POST /v1/wallets` | Create a wallet | **type**, **userIdentifier**, **userIdentifierType**'),
+  );
 });

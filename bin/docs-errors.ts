@@ -1,18 +1,29 @@
 /**
- * Writes the error catalogue (api/error-catalogue.ts) into README.md between `<!-- errors:begin -->` and
- * `<!-- errors:end -->`: `npm run docs:errors`. api/error-catalogue.test.ts fails while the two differ.
+ * Writes the README's generated tables: the error catalogue (api/error-catalogue.ts) between `<!-- errors:begin -->`
+ * and `<!-- errors:end -->`, and the partner routes (from the public OpenAPI document) between
+ * `<!-- routes:begin -->` and `<!-- routes:end -->`: `npm run docs:errors`. api/error-catalogue.test.ts fails while
+ * either differs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderErrorTable } from '../api/error-catalogue.ts';
+import { openApiDocuments } from '../api/openapi-document.ts';
+import { renderRoutesTable } from '../api/openapi-routes-table.ts';
 
 const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../README.md');
-const readme = fs.readFileSync(file, 'utf8');
-const begin = '<!-- errors:begin -->';
-const end = '<!-- errors:end -->';
-const a = readme.indexOf(begin);
-const b = readme.indexOf(end);
-if (a < 0 || b < a) throw new Error(`README.md lacks the ${begin} / ${end} markers`);
-fs.writeFileSync(file, `${readme.slice(0, a + begin.length)}\n${renderErrorTable()}\n${readme.slice(b)}`);
-console.log('README.md: error table written');
+let readme = fs.readFileSync(file, 'utf8');
+const doc = (await openApiDocuments()).public as Parameters<typeof renderRoutesTable>[0];
+for (const [name, table] of [
+  ['errors', renderErrorTable()],
+  ['routes', renderRoutesTable(doc)],
+] as const) {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  const a = readme.indexOf(begin);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`README.md lacks the ${begin} / ${end} markers`);
+  readme = `${readme.slice(0, a + begin.length)}\n${table}\n${readme.slice(b)}`;
+}
+fs.writeFileSync(file, readme);
+console.log('README.md: error and route tables written');
