@@ -34,7 +34,7 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean 
     apiKeys: createApiKeysRepo(db),
     wallets: createWalletsRepo(db, sqlite),
     actors: createActorStore(sqlite, writer),
-    outbox: createOutboxRepo(db, sqlite),
+    outbox: createOutboxRepo(db, sqlite, writer),
     transactions: createTransactionsRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
     /** Readiness probe: the database answers a query. */

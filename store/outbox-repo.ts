@@ -4,6 +4,7 @@ import { asc } from 'drizzle-orm';
 import type { EventType } from '../api/webhooks/event-types.ts';
 import type { Db } from './db.ts';
 import { outbox } from './schema.ts';
+import type { Writer } from './writer.ts';
 
 export type OutboxRow = typeof outbox.$inferSelect;
 
@@ -24,7 +25,12 @@ export interface OutboxEvent {
  * claim) for every endpoint of the project; in both cases only endpoints that are enabled and selected the type.
  * `test.ping` goes to its key's endpoint whatever it selected (it is asked for by name).
  */
-export function createOutboxRepo(db: Db, sqlite: Database.Database, now: () => number = Date.now) {
+export function createOutboxRepo(
+  db: Db,
+  sqlite: Database.Database,
+  writer: Pick<Writer, 'afterDurable'>,
+  now: () => number = Date.now,
+) {
   // Prepared once, on the driver itself: every state change partners hear about appends here, and a payment's
   // confirmation appends two events (the ORM's run path costs about as much again as the insert).
   const insert = sqlite.prepare(
@@ -35,17 +41,17 @@ export function createOutboxRepo(db: Db, sqlite: Database.Database, now: () => n
      select @eventId, api_key_id, 'pending', @at, @at from webhook_endpoints
      where api_key_id = @apiKeyId and enabled = 1
        and (@type = 'test.ping' or exists (select 1 from json_each(events) where value = @type))
-     returning api_key_id`,
+     returning id, api_key_id`,
   );
   const fanOutProject = sqlite.prepare(
     `insert into webhook_deliveries (event_id, api_key_id, status, next_attempt_at, created_at)
      select @eventId, api_key_id, 'pending', @at, @at from webhook_endpoints
      where project_id = @projectId and enabled = 1
        and exists (select 1 from json_each(events) where value = @type)
-     returning api_key_id`,
+     returning id, api_key_id`,
   );
-  /** Endpoints given new deliveries since the last `takeTouched` (possibly by a write that then rolled back). */
-  let touched = new Set<string>();
+  /** Told of new deliveries once the transaction that wrote them is on disk. */
+  const durableListeners: Array<(rows: ReadonlyArray<{ id: number; apiKeyId: string }>) => void> = [];
 
   return {
     append(e: OutboxEvent): string {
@@ -56,15 +62,18 @@ export function createOutboxRepo(db: Db, sqlite: Database.Database, now: () => n
         e.apiKeyId
           ? fanOutKeyed.all({ eventId: id, at, apiKeyId: e.apiKeyId, type: e.type })
           : fanOutProject.all({ eventId: id, at, projectId: e.projectId, type: e.type })
-      ) as Array<{ api_key_id: string }>;
-      for (const r of rows) touched.add(r.api_key_id);
+      ) as Array<{ id: number; api_key_id: string }>;
+      if (rows.length > 0) {
+        const durable = rows.map((r) => ({ id: r.id, apiKeyId: r.api_key_id }));
+        writer.afterDurable(() => {
+          for (const l of durableListeners) l(durable);
+        });
+      }
       return id;
     },
-    /** The endpoints given deliveries since the last call; the delivery engine asks once a write is on disk. */
-    takeTouched(): Set<string> {
-      const t = touched;
-      touched = new Set();
-      return t;
+    /** Calls `listener` with the deliveries of every write once it is on disk (the delivery engine's wake-up). */
+    onDeliveriesDurable(listener: (rows: ReadonlyArray<{ id: number; apiKeyId: string }>) => void): void {
+      durableListeners.push(listener);
     },
     /** Events in the order they were written, oldest first. */
     oldest(limit: number): OutboxRow[] {

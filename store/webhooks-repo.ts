@@ -90,12 +90,14 @@ export function createWebhooksRepo(sqlite: Database.Database) {
       `select d.id, d.event_id as eventId, d.attempts, d.created_at as createdAt, o.type, o.data,
          o.created_at as eventCreatedAt
        from webhook_deliveries d left join outbox o on o.id = d.event_id
-       where d.api_key_id = ? and d.status = 'pending' and d.next_attempt_at <= ?
+       where d.api_key_id = ? and d.status = 'pending' and d.next_attempt_at <= ? and d.id <= ?
        order by d.next_attempt_at, d.id limit ?`,
     ),
     nextDue: sqlite.prepare(
-      `select min(next_attempt_at) as at from webhook_deliveries where api_key_id = ? and status = 'pending'`,
+      `select min(next_attempt_at) as at from webhook_deliveries
+       where api_key_id = ? and status = 'pending' and id <= ?`,
     ),
+    maxId: sqlite.prepare('select max(id) as id from webhook_deliveries'),
     delivered: sqlite.prepare(
       `update webhook_deliveries set status = 'delivered', attempts = attempts + 1, last_attempt_at = @at,
          last_status_code = @statusCode, last_latency_ms = @latencyMs, last_error = null, finished_at = @at
@@ -176,14 +178,21 @@ export function createWebhooksRepo(sqlite: Database.Database) {
     setBreaker(apiKeyId: string, failures: number, retryAt: number | null): void {
       s.breaker.run(failures, retryAt, apiKeyId);
     },
-    /** Pending deliveries due at `now`, earliest first. */
-    due(apiKeyId: string, now: number, limit: number): DueDelivery[] {
-      return s.due.all(apiKeyId, now, limit) as DueDelivery[];
+    /**
+     * Pending deliveries due at `now`, earliest first, among those up to id `durableUpTo` (rows known to be on disk;
+     * default: all).
+     */
+    due(apiKeyId: string, now: number, limit: number, durableUpTo = Number.MAX_SAFE_INTEGER): DueDelivery[] {
+      return s.due.all(apiKeyId, now, durableUpTo, limit) as DueDelivery[];
     },
-    /** When the earliest pending delivery of the endpoint is due; undefined when none is pending. */
-    nextDueAt(apiKeyId: string): number | undefined {
-      const r = s.nextDue.get(apiKeyId) as { at: number | null };
+    /** When the earliest pending delivery (up to id `durableUpTo`) of the endpoint is due; undefined when none. */
+    nextDueAt(apiKeyId: string, durableUpTo = Number.MAX_SAFE_INTEGER): number | undefined {
+      const r = s.nextDue.get(apiKeyId, durableUpTo) as { at: number | null };
       return r.at ?? undefined;
+    },
+    /** The highest delivery id (0 when there is none). */
+    maxDeliveryId(): number {
+      return (s.maxId.get() as { id: number | null }).id ?? 0;
     },
     markDelivered(id: number, r: { at: number; statusCode: number; latencyMs: number }): void {
       s.delivered.run({ id, ...r });

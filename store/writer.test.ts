@@ -117,3 +117,37 @@ test('the writer is bounded: past maxPending new work is refused at once, finish
   sqlite.close();
   fs.rmSync(dir, { recursive: true });
 });
+
+test('afterDurable hooks run once their batch is on disk, never for a write rolled back or a batch not synced', async () => {
+  const { file, dir } = tempDb();
+  const { sqlite } = openServiceDb(file);
+  const syncs: Array<(err: NodeJS.ErrnoException | null) => void> = [];
+  const writer = createWriter(sqlite, { walFile: `${file}-wal`, datasync: (_fd, cb) => syncs.push(cb) });
+  const ran: string[] = [];
+  const tick = async () => {
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+  };
+  const kept = writer.write(() => writer.afterDurable(() => ran.push('kept')));
+  const rolledBack = writer.write(() => {
+    writer.afterDurable(() => ran.push('rolled back'));
+    throw new Error('this write fails');
+  });
+  await tick();
+  assert.equal(ran.length, 0, 'committed, not yet synced: no hook has run');
+  // The next batch commits while the first one's sync is under way; its hook waits for its own sync.
+  const second = writer.write(() => writer.afterDurable(() => ran.push('second')));
+  await tick();
+  assert.equal(syncs.length, 2);
+  syncs[0]!(null);
+  await kept;
+  await assert.rejects(rolledBack, /this write fails/);
+  assert.deepEqual(ran, ['kept']);
+  syncs[1]!(Object.assign(new Error('EIO'), { code: 'EIO' }));
+  await assert.rejects(second, { code: 'STORE_SYNC_FAILED' });
+  assert.deepEqual(ran, ['kept'], 'a batch whose sync failed runs no hook');
+  assert.throws(() => writer.afterDurable(() => undefined), /inside a write/);
+  writer.close();
+  sqlite.close();
+  fs.rmSync(dir, { recursive: true });
+});

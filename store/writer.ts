@@ -42,8 +42,8 @@ export function createWriter(
   let queue: Job[] = [];
   let scheduled = false;
   let walFd: number | undefined;
-  /** Called after each batch is committed and on disk (see `onDurable`). */
-  const durableListeners: Array<() => void> = [];
+  /** Hooks registered by the write running now (see `afterDurable`); null outside a write. */
+  let jobHooks: Array<() => void> | null = null;
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
@@ -80,6 +80,8 @@ export function createWriter(
     queue = [];
     if (jobs.length === 0) return;
     const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+    /** `afterDurable` hooks of the writes that succeeded, run once this batch is on disk. */
+    const batchHooks: Array<() => void> = [];
     try {
       begin.run();
     } catch (err) {
@@ -88,14 +90,19 @@ export function createWriter(
     }
     for (const job of jobs) {
       savepoint.run();
+      jobHooks = [];
       try {
         const value = job.fn();
         release.run();
         outcomes.push({ ok: true, value });
+        batchHooks.push(...jobHooks);
       } catch (err) {
+        // Rolled back: what it wrote is gone, and so are its hooks.
         rollbackTo.run();
         release.run();
         outcomes.push({ ok: false, value: err });
+      } finally {
+        jobHooks = null;
       }
     }
     try {
@@ -123,7 +130,7 @@ export function createWriter(
         const o = outcomes[i]!;
         settle(job, o.ok, o.value);
       });
-      for (const l of durableListeners) l();
+      for (const hook of batchHooks) hook();
     });
   }
 
@@ -152,11 +159,14 @@ export function createWriter(
       });
     },
     /**
-     * Calls `listener` after every batch that is committed and on disk, once its writes have settled: work that
-     * may start only after a commit (webhook deliveries) starts from here. It must not throw.
+     * Called inside a write: runs `hook` once the batch holding that write is committed and on disk (after the
+     * batch's writes have settled), and never if the write rolls back or the batch fails to commit or sync. Work
+     * that may start only once its row is durable (webhook deliveries) starts from here: a read may see a committed
+     * batch before its fsync returns. The hook must not throw.
      */
-    onDurable(listener: () => void): void {
-      durableListeners.push(listener);
+    afterDurable(hook: () => void): void {
+      if (!jobHooks) throw new Error('afterDurable is called inside a write');
+      jobHooks.push(hook);
     },
     /** Writes admitted and not yet settled (queued, or committed and waiting for their sync). */
     get pending(): number {

@@ -1,5 +1,6 @@
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
+import type { OutboxRepo } from '../../store/outbox-repo.ts';
 import type { DueDelivery, WebhookEndpointRow, WebhooksRepo } from '../../store/webhooks-repo.ts';
 import type { Writer } from '../../store/writer.ts';
 import { MAX_ATTEMPTS, probeDelayMs, retryDelayMs, scheduleSpanMs } from './retry-schedule.ts';
@@ -23,8 +24,8 @@ export type AttemptOutcome = 'delivered' | 'retry' | 'dead';
 
 export interface DeliveryEngineDeps {
   webhooks: WebhooksRepo;
-  outbox: { takeTouched(): Set<string> };
-  writer: Pick<Writer, 'write' | 'onDurable'>;
+  outbox: Pick<OutboxRepo, 'onDeliveriesDurable'>;
+  writer: Pick<Writer, 'write'>;
   retryBaseMs: number;
   /** Bound on one attempt: connecting, sending and the answer's headers. */
   timeoutMs: number;
@@ -56,7 +57,9 @@ interface Runner {
 /**
  * Delivers the outbox's webhook deliveries: at least once, each endpoint on its own schedule.
  *
- * - A delivery starts only after the transaction that wrote it is on disk (the writer's `onDurable`), and its outcome
+ * - A delivery starts only after the transaction that wrote it is on disk: the engine reads rows up to the highest
+ *   delivery id known durable (`durableUpTo`, raised by the writer's `afterDurable` through the outbox; at start,
+ *   every row there is), since a read can see a batch that is committed but not yet synced. Its outcome
  *   is written back before it can be picked again, so one process never sends one delivery twice at once; a crash
  *   between the receiver's 2xx and that write sends it again (at least once: receivers deduplicate on `webhook-id`).
  * - Every attempt sends the same `webhook-id` and body; the timestamp and signatures are fresh.
@@ -87,6 +90,8 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
   });
   const runners = new Map<string, Runner>();
   let stopped = false;
+  /** Deliveries up to this id are on disk; newer ones wait for their batch's sync. */
+  let durableUpTo = 0;
   let sweepTimer: NodeJS.Timeout | undefined;
 
   const persist = (fn: () => void) =>
@@ -124,7 +129,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
     const limit = retryAt === null ? MAX_IN_FLIGHT_PER_ENDPOINT : 1;
     while (r.inFlight.size < limit) {
       if (r.buffer.length === 0) {
-        r.buffer = webhooks.due(r.keyId, t, PAGE + r.inFlight.size).filter((d) => !r.inFlight.has(d.id));
+        r.buffer = webhooks.due(r.keyId, t, PAGE + r.inFlight.size, durableUpTo).filter((d) => !r.inFlight.has(d.id));
         if (r.buffer.length === 0) break;
       }
       const d = r.buffer.shift()!;
@@ -133,7 +138,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
       void attempt(r, d);
     }
     if (r.inFlight.size === 0) {
-      const next = webhooks.nextDueAt(r.keyId);
+      const next = webhooks.nextDueAt(r.keyId, durableUpTo);
       if (next !== undefined) arm(r, Math.max(next, t + 1));
     }
   }
@@ -248,8 +253,15 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps) {
   return {
     /** Loads every endpoint and starts what is due (deliveries due before a restart go out now). */
     start(): void {
-      writer.onDurable(() => {
-        for (const keyId of deps.outbox.takeTouched()) {
+      // Rows already in the database at start are as durable as anything is.
+      durableUpTo = webhooks.maxDeliveryId();
+      deps.outbox.onDeliveriesDurable((rows) => {
+        const keys = new Set<string>();
+        for (const row of rows) {
+          durableUpTo = Math.max(durableUpTo, row.id);
+          keys.add(row.apiKeyId);
+        }
+        for (const keyId of keys) {
           const r = runners.get(keyId);
           if (r) pump(r);
         }
