@@ -28,6 +28,7 @@ describe('assertSecp256k1Signature', () => {
     }
     assert.deepEqual([...recoveries].sort(), [0, 1]);
     assertSecp256k1Signature({ rs: signatureOf(1n, N / 2n), recovery: 0 });
+    assertSecp256k1Signature({ rs: signatureOf(N - 1n, 1n), recovery: 1 });
   });
 
   it('refuses high-s, zero and out-of-range scalars', () => {
@@ -41,6 +42,8 @@ describe('assertSecp256k1Signature', () => {
       [1n, 0n],
       [N, 1n],
       [1n, N],
+      [2n ** 256n - 1n, 1n],
+      [1n, 2n ** 256n - 1n],
     ] as const) {
       assert.throws(() => assertSecp256k1Signature({ rs: signatureOf(r, s), recovery: 1 }), {
         name: 'ChainInputError',

@@ -38,7 +38,6 @@ export function hashSecret(secret: string): string {
 type Ranges = Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
 interface Cached {
   principal: Principal;
-  hash: Buffer;
   ranges: Ranges;
 }
 
@@ -69,12 +68,20 @@ function allowed(ranges: Ranges, ip: string): boolean {
  * Verified keys are cached in memory; `invalidate()` drops the cache after any admin change.
  */
 export function createAuthenticator(store: Pick<Store, 'apiKeys'>) {
+  /**
+   * Verified keys by their secret as sent, so that a hit hashes nothing (the SHA-256 was a measured share of a
+   * signing request). The lookup does not tell how much of a wrong secret is right: V8 hashes the whole string
+   * (seeded at start) and compares characters only with a cached key whose full hash equals the guess's, which a
+   * guess cannot aim at without knowing that key. A miss costs the SHA-256 and the store's lookup, whether the
+   * key exists or not. The secrets held here are the ones callers keep sending anyway; `invalidate()` (every
+   * admin change) drops them all.
+   */
   const cache = new Map<string, Cached>();
 
   function lookup(secret: string): Cached | undefined {
-    const hash = hashSecret(secret);
-    const hit = cache.get(hash);
+    const hit = cache.get(secret);
     if (hit) return hit;
+    const hash = hashSecret(secret);
     const row = store.apiKeys.findPrincipalByHash(hash);
     if (!row) return undefined;
     const stored = Buffer.from(row.secretHash, 'hex');
@@ -89,11 +96,10 @@ export function createAuthenticator(store: Pick<Store, 'apiKeys'>) {
         plan: row.plan,
         rateLimitPerMinute: limit,
       },
-      hash: stored,
       ranges: parseRanges(row.ipAllowlist),
     };
     if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(hash, entry);
+    cache.set(secret, entry);
     return entry;
   }
 

@@ -203,13 +203,24 @@ export function createSigningService(deps: {
     return { address: wallet.address!, publicKey: fromHex(wallet.publicKey!) };
   }
 
+  /**
+   * Keys already built, by wallet row: the store caches rows and replaces a row object whenever the wallet changes,
+   * so an entry never outlives the row it was built from (and goes with it).
+   */
+  const keys = new WeakMap<WalletRow, WalletKey>();
+
   /** The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature. */
   function keyOf(wallet: WalletRow): WalletKey {
-    return {
-      ...signingWallet(wallet),
-      signSecp256k1: (digest) => signSecp256k1(wallet, digest),
-      signEd25519: (message) => signEd25519(wallet, message),
-    };
+    let key = keys.get(wallet);
+    if (!key) {
+      key = {
+        ...signingWallet(wallet),
+        signSecp256k1: (digest) => signSecp256k1(wallet, digest),
+        signEd25519: (message) => signEd25519(wallet, message),
+      };
+      keys.set(wallet, key);
+    }
+    return key;
   }
 
   /** The pool steps as the adapters call them: each runs on the chain pool, given this request's body size. */

@@ -5,28 +5,71 @@
  *   BENCH_SECONDS      duration of each load phase (default 10)
  *   BENCH_SETTLE_MS    pause between readiness and the first load phase (default 0): the API starts its chain
  *                      workers right after it listens, which competes with the first seconds of load
+ *   BENCH_PROFILE=1    write V8 CPU profiles of the API and the enclave during each sign phase (the service's
+ *                      temporary directory, wcs-profile-<pid>.cpuprofile)
  *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana,sign-mixed (default all)
  *
- * sign-evm also measures the raw in-process secp256k1 signing rate on every core (before the service
- * starts, so nothing else competes) and prints the HTTP rate as a share of it.
+ * The sign phases first measure, before the service starts (so nothing else competes), the raw in-process signing
+ * rates on every core and a bare Fastify POST route in its own process; each sign phase then prints the machine's
+ * limit for its request, 1/(1/empty route + 1/raw sign), and the service's share of it, beside the CPU each
+ * process spent per request.
  *
  * sign-mixed measures the latency of small Solana sign-message requests alone, then while other wallets keep the
  * service busy with slow work (64 KiB EVM messages, 256 KiB EIP-712 typed data, wallet creations with their
  * fsyncs): a request must not wait behind another wallet's work.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+import { applianceProcesses, withCpu } from './process-cpu.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
+const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
+
+/** Requests per second of a bare Fastify POST route in its own process, loaded like sign-message. */
+async function emptyRouteRate(): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/empty-route-server.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+    const port = Number(chunk.toString().trim());
+    const r = await withCpu(
+      { 'empty route': child.pid!, 'bench (autocannon)': process.pid },
+      'request',
+      (result) => result.requests.total,
+      () =>
+        autocannon({
+          url: `http://127.0.0.1:${port}`,
+          connections: 64,
+          duration: SECONDS,
+          requests: [
+            {
+              method: 'POST',
+              headers: { 'x-api-key': 'sk_bench', 'content-type': 'application/json' },
+              body: JSON.stringify({ message: 'benchmark message: sign me' }),
+              path: '/v1/wallets/0f9a7c3e-1d2b-4c5d-8e6f-7a8b9c0d1e2f/sign-message',
+            },
+          ],
+        }),
+    );
+    report('empty Fastify POST route, 64 conns', r);
+    return r.requests.average;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
 
 function report(name: string, r: autocannon.Result): void {
   const non2xx = r.non2xx + r.errors + r.timeouts;
@@ -64,17 +107,26 @@ async function main(): Promise<void> {
     console.log(`start-up to ready (empty data dir)   ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')}`);
   }
   const raw: Record<string, number> = {};
-  if (ONLY.includes('sign-evm')) {
-    for (const primitive of ['libsecp256k1', 'libsecp256k1-sign+recover', 'noble-secp256k1'] as const) {
+  let emptyRoute: number | undefined;
+  if (ONLY.includes('sign-evm') || ONLY.includes('sign-solana')) {
+    for (const primitive of [
+      'libsecp256k1',
+      'libsecp256k1-sign+recover',
+      'noble-secp256k1',
+      'libsodium-ed25519',
+    ] as const) {
       raw[primitive] = await rawSigningRate(primitive, SECONDS);
       console.log(
         `raw in-process ${primitive.padEnd(26)} ${raw[primitive]!.toFixed(0).padStart(7)} sig/s on ${os.cpus().length} cores`,
       );
     }
+    emptyRoute = await emptyRouteRate();
   }
   if (!['create', 'get', 'sign-evm', 'sign-solana', 'sign-mixed'].some((phase) => ONLY.includes(phase))) return;
 
-  const svc = await startAppliance();
+  const svc = await startAppliance(
+    PROFILE ? { env: { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` } } : {},
+  );
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   try {
     const { secretKey: key } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
@@ -125,27 +177,44 @@ async function main(): Promise<void> {
       if (!ONLY.includes(phase)) continue;
       const ids = await createWallets(svc.url, headers, type, 64);
       let k = 0;
-      const r = await autocannon({
-        url: svc.url,
-        connections: 64,
-        duration: SECONDS,
-        requests: [
-          {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ message: 'benchmark message: sign me' }),
-            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[k++ % ids.length]}/sign-message` }),
-          },
-        ],
-      });
+      const procs = applianceProcesses(svc.proc.pid!, { 'bench (autocannon)': process.pid });
+      const toggleProfiles = () => {
+        if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
+      };
+      toggleProfiles();
+      const r = await withCpu(
+        procs,
+        'request',
+        (result) => result.requests.total,
+        () =>
+          autocannon({
+            url: svc.url,
+            connections: 64,
+            duration: SECONDS,
+            requests: [
+              {
+                method: 'POST',
+                headers,
+                body: JSON.stringify({ message: 'benchmark message: sign me' }),
+                setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[k++ % ids.length]}/sign-message` }),
+              },
+            ],
+          }),
+      );
+      toggleProfiles();
       report(`POST sign-message (${type}), 64 conns`, r);
-      if (type === 'EVM') {
-        for (const [primitive, rate] of Object.entries(raw)) {
-          console.log(
-            `  EVM sign-message over HTTP / raw ${primitive}: ${((100 * r.requests.average) / rate).toFixed(0)}%`,
-          );
-        }
-      }
+      if (PROFILE)
+        console.log(
+          `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
+        );
+      const primitive = type === 'EVM' ? 'libsecp256k1-sign+recover' : 'libsodium-ed25519';
+      const signRate = raw[primitive]!;
+      // What the machine can do for this request: the empty route's HTTP work and the raw signature, on the
+      // same two cores, one after the other.
+      const limit = 1 / (1 / emptyRoute! + 1 / signRate);
+      console.log(
+        `  machine limit 1/(1/empty route + 1/raw ${primitive}) = ${limit.toFixed(0)}/s; service at ${(r.requests.average / limit).toFixed(2)} of it`,
+      );
     }
     if (ONLY.includes('sign-mixed')) {
       // Open loop (fixed request rates), so that the small requests' latency alone and beside the slow work compare.

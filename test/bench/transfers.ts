@@ -26,6 +26,7 @@ import { startAnvil } from '../../fixtures/anvil.ts';
 import { rpc } from '../../fixtures/evm-helpers.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+import { applianceProcesses, withCpu } from './process-cpu.ts';
 
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 3000);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 64);
@@ -121,48 +122,6 @@ async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
   return raws.length / ((performance.now() - t0) / 1000);
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** The supervisor's children (enclave, API) by their command line, and the other processes of the run. */
-function processes(supervisorPid: number, anvilPid: number): Record<string, number> {
-  const out: Record<string, number> = { supervisor: supervisorPid, anvil: anvilPid, 'bench (autocannon)': process.pid };
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(stat.split(') ')[1]!.split(' ')[1]) !== supervisorPid) continue;
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      out[cmd.includes('enclave') ? 'enclave' : 'api'] = Number(d);
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-/** Runs `work` and prints the CPU each process spent per transfer during it. */
-async function withCpu<T>(procs: Record<string, number>, count: () => number, work: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
-  const t0 = performance.now();
-  const result = await work();
-  const wall = (performance.now() - t0) / 1000;
-  const n = count();
-  const parts = Object.entries(procs).map(([k, pid]) => {
-    const used = cpuSeconds(pid) - before[k]!;
-    return `${k} ${((used / n) * 1e6).toFixed(0)} µs (${((100 * used) / wall).toFixed(0)}% of a core)`;
-  });
-  console.log(`  CPU per transfer: ${parts.join(', ')}`);
-  return result;
-}
-
 async function metric(adminUrl: string, name: string): Promise<number> {
   const text = await (
     await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })
@@ -192,7 +151,7 @@ async function main(): Promise<void> {
       rateLimitPerMinute: 10_000_000,
     });
     const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
-    const procs = processes(svc.proc.pid!, anvil.pid);
+    const procs = applianceProcesses(svc.proc.pid!, { anvil: anvil.pid, 'bench (autocannon)': process.pid });
     const toggleProfiles = () => {
       if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
     };
@@ -236,6 +195,7 @@ async function main(): Promise<void> {
       toggleProfiles();
       const most = await withCpu(
         procs,
+        'transfer',
         () => TRANSFERS,
         () => phase(`transfers, ${CONNECTIONS} connections, saturating`),
       );

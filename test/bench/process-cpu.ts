@@ -1,0 +1,57 @@
+/**
+ * CPU accounting of the appliance's processes during a benchmark phase, from /proc (Linux): what each process
+ * spent per request or per transfer, beside its share of a core.
+ */
+import fs from 'node:fs';
+
+/** CPU seconds a process has used so far in user and in kernel mode, or NaN once it is gone. */
+export function cpuTimes(pid: number): { user: number; system: number } {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+  } catch {
+    return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
+/** The supervisor's children (enclave, API) by their command line, with `others` (name → pid) added. */
+export function applianceProcesses(supervisorPid: number, others: Record<string, number> = {}): Record<string, number> {
+  const out: Record<string, number> = { supervisor: supervisorPid, ...others };
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.split(') ')[1]!.split(' ')[1]) !== supervisorPid) continue;
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      out[cmd.includes('enclave') ? 'enclave' : 'api'] = Number(d);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Runs `work` and prints the CPU each process spent per unit (`count()` units done, named `unit`) during it. */
+export async function withCpu<T>(
+  procs: Record<string, number>,
+  unit: string,
+  count: (result: T) => number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuTimes(pid)]));
+  const t0 = performance.now();
+  const result = await work();
+  const wall = (performance.now() - t0) / 1000;
+  const n = count(result);
+  const µs = (seconds: number) => ((seconds / n) * 1e6).toFixed(0);
+  let total = 0;
+  const parts = Object.entries(procs).map(([k, pid]) => {
+    const after = cpuTimes(pid);
+    const system = after.system - before[k]!.system;
+    const used = after.user - before[k]!.user + system;
+    total += used;
+    return `${k} ${µs(used)} µs (kernel ${µs(system)}; ${((100 * used) / wall).toFixed(0)}% of a core)`;
+  });
+  console.log(`  CPU per ${unit}: ${parts.join(', ')}; all ${µs(total)} µs`);
+  return result;
+}
