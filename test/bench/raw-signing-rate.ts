@@ -6,7 +6,12 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-export type RawPrimitive = 'libsecp256k1' | 'noble-secp256k1' | 'libsecp256k1-sign+recover' | 'libsodium-ed25519';
+export type RawPrimitive =
+  | 'libsecp256k1'
+  | 'noble-secp256k1'
+  | 'libsecp256k1-sign+recover'
+  | 'libsodium-ed25519'
+  | 'libsodium-ed25519-sign+verify';
 
 // Plain JavaScript evaluated in each worker (tsx does not reach worker threads): load, warm up, count.
 const WORKER = `
@@ -19,13 +24,16 @@ const { randomBytes } = require('node:crypto');
   if (workerData.primitive === 'noble-secp256k1') {
     const { secp256k1 } = await import('@noble/curves/secp256k1.js');
     sign = () => secp256k1.sign(digest, key, { prehash: false, format: 'recovered' });
-  } else if (workerData.primitive === 'libsodium-ed25519') {
-    // The enclave's Ed25519 (enclave/native-crypto.ts): libsodium, detached signature of a short message.
+  } else if (workerData.primitive.startsWith('libsodium-ed25519')) {
+    // The enclave's Ed25519 (enclave/native-crypto.ts): libsodium, detached signature of a short message, then
+    // (as the enclave does before answering) its verification.
     const sodium = require('sodium-native');
     const pk = Buffer.alloc(32); const sk = Buffer.alloc(64); const sig = Buffer.alloc(64);
     sodium.crypto_sign_seed_keypair(pk, sk, key);
     const message = Buffer.from('benchmark message: sign me');
-    sign = () => sodium.crypto_sign_detached(sig, message, sk);
+    sign = workerData.primitive === 'libsodium-ed25519'
+      ? () => sodium.crypto_sign_detached(sig, message, sk)
+      : () => { sodium.crypto_sign_detached(sig, message, sk); sodium.crypto_sign_verify_detached(sig, message, pk); };
   } else {
     // The enclave's own binding (enclave/native-crypto.ts): native libsecp256k1.
     const secp = require('secp256k1/bindings');

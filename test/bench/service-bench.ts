@@ -109,15 +109,14 @@ async function main(): Promise<void> {
   const raw: Record<string, number> = {};
   let emptyRoute: number | undefined;
   if (ONLY.includes('sign-evm') || ONLY.includes('sign-solana')) {
-    for (const primitive of [
-      'libsecp256k1',
-      'libsecp256k1-sign+recover',
-      'noble-secp256k1',
-      'libsodium-ed25519',
-    ] as const) {
+    const primitives = [
+      ...(ONLY.includes('sign-evm') ? (['libsecp256k1-sign+recover'] as const) : []),
+      ...(ONLY.includes('sign-solana') ? (['libsodium-ed25519-sign+verify'] as const) : []),
+    ];
+    for (const primitive of primitives) {
       raw[primitive] = await rawSigningRate(primitive, SECONDS);
       console.log(
-        `raw in-process ${primitive.padEnd(26)} ${raw[primitive]!.toFixed(0).padStart(7)} sig/s on ${os.cpus().length} cores`,
+        `raw in-process ${primitive.padEnd(30)} ${raw[primitive]!.toFixed(0).padStart(7)} sig/s on ${os.cpus().length} cores`,
       );
     }
     emptyRoute = await emptyRouteRate();
@@ -207,7 +206,7 @@ async function main(): Promise<void> {
         console.log(
           `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
         );
-      const primitive = type === 'EVM' ? 'libsecp256k1-sign+recover' : 'libsodium-ed25519';
+      const primitive = type === 'EVM' ? 'libsecp256k1-sign+recover' : 'libsodium-ed25519-sign+verify';
       const signRate = raw[primitive]!;
       // What the machine can do for this request: the empty route's HTTP work and the raw signature, on the
       // same two cores, one after the other.
