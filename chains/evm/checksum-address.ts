@@ -1,7 +1,6 @@
-import { keccak_256 } from '@noble/hashes/sha3.js';
+import { keccak256 } from '../keccak-256.ts';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const encoder = new TextEncoder();
 
 /**
  * Returns the EIP-55 mixed-case checksum form of an EVM address (`0x` + 40 hex characters, any case).
@@ -13,7 +12,7 @@ export function checksumEvmAddress(address: string): string {
   }
   // EIP-55: hash the lowercase hex (without 0x) as ASCII; uppercase each letter whose hash nibble is ≥ 8.
   const lower = address.slice(2).toLowerCase();
-  const hash = keccak_256(encoder.encode(lower));
+  const hash = keccak256(Buffer.from(lower, 'latin1'));
   let out = '0x';
   for (let i = 0; i < 40; i++) {
     const char = lower[i]!;

@@ -1,5 +1,5 @@
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { keccak256 } from '../keccak-256.ts';
 import { parseSecp256k1PublicKey } from '../parse-secp256k1-public-key.ts';
 import { checksumEvmAddress } from './checksum-address.ts';
 
@@ -10,6 +10,6 @@ import { checksumEvmAddress } from './checksum-address.ts';
 export function deriveEvmAddress(publicKeyHex: string): string {
   const publicKey = parseSecp256k1PublicKey(publicKeyHex);
   // Yellow Paper: address = last 20 bytes of Keccak-256(X‖Y), the key without its 04 prefix.
-  const hash = keccak_256(publicKey.subarray(1));
+  const hash = keccak256(publicKey.subarray(1));
   return checksumEvmAddress(`0x${bytesToHex(hash.subarray(12))}`);
 }

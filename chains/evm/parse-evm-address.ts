@@ -1,6 +1,6 @@
-import { getAddress } from 'viem';
 import { ChainInputError } from '../chain-input-error.ts';
 import { describeType } from '../describe-type.ts';
+import { checksumEvmAddress } from './checksum-address.ts';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -16,7 +16,7 @@ export function parseEvmAddress(value: unknown, field: string): string {
   if (!ADDRESS.test(value)) {
     throw new ChainInputError(`${field} must be an EVM address: 0x followed by 40 hex characters`, field);
   }
-  const checksummed = getAddress(value);
+  const checksummed = checksumEvmAddress(value);
   const hex = value.slice(2);
   if (hex !== hex.toLowerCase() && hex !== hex.toUpperCase() && value !== checksummed) {
     throw new ChainInputError(

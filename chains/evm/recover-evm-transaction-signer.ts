@@ -1,6 +1,6 @@
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import secp256k1 from 'secp256k1';
+import { keccak256 } from '../keccak-256.ts';
 import type { Secp256k1Signature } from '../signing-types.ts';
 import { checksumEvmAddress } from './checksum-address.ts';
 
@@ -12,5 +12,5 @@ import { checksumEvmAddress } from './checksum-address.ts';
  */
 export function recoverEvmTransactionSigner(digest: Uint8Array, signature: Secp256k1Signature): string {
   const publicKey = secp256k1.ecdsaRecover(signature.rs, signature.recovery, digest, false);
-  return checksumEvmAddress(`0x${bytesToHex(keccak_256(publicKey.subarray(1)).subarray(12))}`);
+  return checksumEvmAddress(`0x${bytesToHex(keccak256(publicKey.subarray(1)).subarray(12))}`);
 }

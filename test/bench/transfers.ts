@@ -78,18 +78,18 @@ async function createWallets(url: string, headers: Record<string, string>, count
   return out;
 }
 
-/** anvil's own rate for eth_sendRawTransaction of pre-signed transfers from distinct accounts, 64 in flight. */
-async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
+/** Pre-signed native transfers from `count` distinct, funded accounts (index `offset` on). */
+async function presignedTransfers(rpcUrl: string, count: number, offset: number): Promise<string[]> {
   const chainId = Number(await rpc<string>(rpcUrl, 'eth_chainId'));
   const gasPrice = BigInt(await rpc<string>(rpcUrl, 'eth_gasPrice')) * 2n;
-  const raws: string[] = [];
   const accounts = Array.from({ length: count }, (_, i) =>
-    privateKeyToAccount(`0x${(i + 1).toString(16).padStart(64, '7')}`),
+    privateKeyToAccount(`0x${(offset + i + 1).toString(16).padStart(64, '7')}`),
   );
   await fund(
     rpcUrl,
     accounts.map((a) => a.address),
   );
+  const raws: string[] = [];
   for (const a of accounts) {
     raws.push(
       await a.signTransaction({
@@ -104,6 +104,12 @@ async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
       }),
     );
   }
+  return raws;
+}
+
+/** anvil's own rate for eth_sendRawTransaction of pre-signed transfers from distinct accounts, 64 in flight. */
+async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
+  const raws = await presignedTransfers(rpcUrl, count, 0);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -120,6 +126,32 @@ async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
     }),
   );
   return raws.length / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * anvil's own latency for eth_sendRawTransaction of pre-signed transfers offered at `rate`/s (the latency
+ * phase's load, without the service): the floor under the service's p99, since a transfer's answer waits for
+ * the node's.
+ */
+async function nodeLatencyAtRate(rpcUrl: string, count: number, rate: number, connections: number) {
+  const raws = await presignedTransfers(rpcUrl, count, 100_000);
+  let next = 0;
+  return autocannon({
+    url: rpcUrl,
+    connections,
+    amount: count,
+    overallRate: rate,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raws[next++]] }),
+        }),
+      },
+    ],
+  });
 }
 
 async function metric(adminUrl: string, name: string): Promise<number> {
@@ -207,6 +239,10 @@ async function main(): Promise<void> {
       // autocannon gives each connection an integer share of the rate: a connection count that divides it.
       const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
       await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
+      const node = await nodeLatencyAtRate(anvil.rpcUrl, TRANSFERS, RATE, rateConnections);
+      console.log(
+        `node alone: pre-signed eth_sendRawTransaction offered at ${RATE}/s   p50 ${node.latency.p50} ms   p99 ${node.latency.p99} ms   max ${node.latency.max} ms   non-2xx/errors ${node.non2xx + node.errors + node.timeouts}`,
+      );
       const raw = await nodeRawRate(anvil.rpcUrl, 3000);
       console.log(
         `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); saturating transfers are ${(most / raw).toFixed(2)} of it`,
