@@ -37,6 +37,13 @@ const EX_IN_USE = 75;
 /** Descriptors 0-2 are stdio and 3 the IPC channel: secrets go on 4, 5, … */
 const FIRST_SECRET_FD = 4;
 
+/**
+ * V8 flags of the API process. A 32 MB semi-space (V8 sizes it from the heap limit, 16 MB here) halves the
+ * young-generation collections of a signing request's short-lived objects: measured with `npm run bench`, the API's
+ * garbage-collection pauses went from 7–16 µs to 5–6 µs per EVM sign-message, for at most 48 MB more memory.
+ */
+const API_V8_FLAGS = ['--max-semi-space-size=32'];
+
 interface Child {
   name: 'enclave' | 'api';
   entry: string;
@@ -62,7 +69,10 @@ function start(child: Child): Promise<void> {
       env[`${secret.name}_FD`] = String(FIRST_SECRET_FD + i);
     });
     const proc = fork(path.join(root, `${child.entry}${EXT}`), [], {
-      execArgv: fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'],
+      execArgv: [
+        ...(fromSource ? ['--import', 'tsx'] : ['--enable-source-maps']),
+        ...(child.name === 'api' ? API_V8_FLAGS : []),
+      ],
       env,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...child.secrets.map(() => 'pipe' as const)],
       ...(child.runAs ?? {}),

@@ -4,10 +4,11 @@
  */
 import fs from 'node:fs';
 
-/** CPU seconds a process has used so far in user and in kernel mode, or NaN once it is gone. */
-export function cpuTimes(pid: number): { user: number; system: number } {
+/** CPU seconds a process (or, with `tid`, one of its threads) has used so far in user and in kernel mode. */
+export function cpuTimes(pid: number, tid?: number): { user: number; system: number } {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+    const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
     return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
     return { user: Number.NaN, system: Number.NaN };
@@ -31,7 +32,25 @@ export function applianceProcesses(supervisorPid: number, others: Record<string,
   return out;
 }
 
-/** Runs `work` and prints the CPU each process spent per unit (`count()` units done, named `unit`) during it. */
+/** CPU seconds of each thread of a process, by thread id. */
+function threadSeconds(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const t = cpuTimes(pid, Number(tid));
+      out.set(Number(tid), t.user + t.system);
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+
+/**
+ * Runs `work` and prints the CPU each process spent per unit (`count()` units done, named `unit`) during it; for
+ * the service's processes (api, enclave), also their busiest threads (the main thread is the one whose id is the
+ * process id; worker threads, libuv's pool and V8's helpers are the others).
+ */
 export async function withCpu<T>(
   procs: Record<string, number>,
   unit: string,
@@ -39,6 +58,7 @@ export async function withCpu<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuTimes(pid)]));
+  const threadsBefore = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, threadSeconds(pid)]));
   const t0 = performance.now();
   const result = await work();
   const wall = (performance.now() - t0) / 1000;
@@ -53,5 +73,18 @@ export async function withCpu<T>(
     return `${k} ${µs(used)} µs (kernel ${µs(system)}; ${((100 * used) / wall).toFixed(0)}% of a core)`;
   });
   console.log(`  CPU per ${unit}: ${parts.join(', ')}; all ${µs(total)} µs`);
+  for (const name of ['api', 'enclave']) {
+    const pid = procs[name];
+    if (pid === undefined) continue;
+    const was = threadsBefore[name]!;
+    const threads = [...threadSeconds(pid)]
+      .map(([tid, seconds]) => ({ tid, used: seconds - (was.get(tid) ?? 0) }))
+      .filter((t) => t.used > 0)
+      .sort((a, b) => b.used - a.used)
+      .slice(0, 5);
+    console.log(
+      `    ${name} threads: ${threads.map((t) => `${t.tid === pid ? 'main' : t.tid} ${µs(t.used)} µs`).join(', ')}`,
+    );
+  }
   return result;
 }

@@ -71,6 +71,16 @@ async function emptyRouteRate(): Promise<number> {
   }
 }
 
+/** Seconds the API process has spent in garbage collection so far, from its admin /metrics (prom-client's). */
+async function apiGcSeconds(adminUrl: string): Promise<number> {
+  const text = await (
+    await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })
+  ).text();
+  let sum = 0;
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)) sum += Number(m[1]);
+  return sum;
+}
+
 function report(name: string, r: autocannon.Result): void {
   const non2xx = r.non2xx + r.errors + r.timeouts;
   console.log(
@@ -181,6 +191,7 @@ async function main(): Promise<void> {
         if (PROFILE) for (const name of ['api', 'enclave']) if (procs[name]) process.kill(procs[name]!, 'SIGUSR2');
       };
       toggleProfiles();
+      const gcBefore = await apiGcSeconds(svc.adminUrl);
       const r = await withCpu(
         procs,
         'request',
@@ -201,7 +212,9 @@ async function main(): Promise<void> {
           }),
       );
       toggleProfiles();
+      const gc = (await apiGcSeconds(svc.adminUrl)) - gcBefore;
       report(`POST sign-message (${type}), 64 conns`, r);
+      console.log(`  API garbage collection: ${((gc / r.requests.total) * 1e6).toFixed(1)} µs per request`);
       if (PROFILE)
         console.log(
           `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
