@@ -12,6 +12,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 
 type Response = { description?: string; content?: unknown; headers?: Record<string, unknown> };
 type Operation = {
+  operationId?: string;
   summary?: string;
   description?: string;
   security?: unknown[];
@@ -45,9 +46,15 @@ function operations(): Array<{ where: string; op: Operation; method: string }> {
   return out;
 }
 
-test('every operation has a summary, a description and its security scheme', () => {
+test('every operation has an operationId (camelCase, unique), a summary, a description and its security scheme', () => {
   const problems: string[] = [];
+  const ids = new Map<string, string>();
   for (const { where, op } of operations()) {
+    if (!op.operationId || !/^[a-z][A-Za-z0-9]*$/.test(op.operationId))
+      problems.push(`${where}: no camelCase operationId`);
+    else if (ids.has(op.operationId))
+      problems.push(`${where}: operationId ${op.operationId} also names ${ids.get(op.operationId)}`);
+    else ids.set(op.operationId, where);
     if (!op.summary) problems.push(`${where}: no summary`);
     if (!op.description || op.description.length < 20) problems.push(`${where}: no description`);
     if (!op.security?.length) problems.push(`${where}: no security scheme`);

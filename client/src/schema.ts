@@ -14,412 +14,13 @@ export interface paths {
          * List wallets
          * @description Newest first. Pass pagination.cursor back as `cursor` for the next page.
          */
-        get: {
-            parameters: {
-                query?: {
-                    userIdentifier?: string;
-                    /** @description Kind of the partner's user identifier. */
-                    userIdentifierType?: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    /** @description Wallet type; fixed at creation. */
-                    type?: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                    status?: "creating" | "ready";
-                    address?: string;
-                    cursor?: string;
-                    /** @description Page size 1-100; default 20. */
-                    limit?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of the project's wallets, newest first, in the list envelope. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: string;
-                                /**
-                                 * @description Wallet type; fixed at creation.
-                                 * @enum {string}
-                                 */
-                                type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                                /**
-                                 * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                                 * @enum {string}
-                                 */
-                                scheme: "DKLS" | "ED25519";
-                                /** @enum {string} */
-                                status: "creating" | "ready";
-                                address: string | null;
-                                /** Format: date-time */
-                                createdAt: string;
-                            }[];
-                            pagination: {
-                                /** @description Opaque; pass back as `cursor` */
-                                cursor: string | null;
-                                hasMore: boolean;
-                                limit: number;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listWallets"];
         put?: never;
         /**
          * Create a wallet
          * @description Creates a custodial wallet of one of five types. One wallet per project for each userIdentifierType, userIdentifier, type and scheme: a duplicate answers 409 WALLET_ALREADY_EXISTS with the existing walletId.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "EVM",
-                     *       "userIdentifier": "user-1",
-                     *       "userIdentifierType": "CUSTOM_ID"
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /** @description Partner-chosen identifier of the wallet's user (1-256 characters, not blank). */
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                        /** @description Bech32 prefix for COSMOS wallets; default cosmos. */
-                        cosmosPrefix?: string;
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme?: "DKLS" | "ED25519";
-                    };
-                };
-            };
-            responses: {
-                /** @description The wallet, `ready`, with its address and public key (key generation finished before the answer). */
-                201: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                            publicKey: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            userIdentifier: string;
-                            /**
-                             * @description Kind of the partner's user identifier.
-                             * @enum {string}
-                             */
-                            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_ALREADY_EXISTS`: A wallet with the same type, scheme, identifier and identifier type exists. Adds: walletId.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `KEY_GENERATION_FAILED`: Key generation failed; the wallet was not handed out (503 when the enclave was unreachable).
-                 *     - `USER_SHARE_UNAVAILABLE`: A pre-generated wallet's user share could not be handed out.
-                 *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `KEY_GENERATION_FAILED`: Key generation failed; the wallet was not handed out (503 when the enclave was unreachable).
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createWallet"];
         delete?: never;
         options?: never;
         head?: never;
@@ -437,189 +38,7 @@ export interface paths {
          * Get a wallet
          * @description One wallet of the caller's project; a wallet of another project answers 404 like a missing one.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The wallet. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                            publicKey: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            userIdentifier: string;
-                            /**
-                             * @description Kind of the partner's user identifier.
-                             * @enum {string}
-                             */
-                            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getWallet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -629,215 +48,7 @@ export interface paths {
          * Update a wallet's user identifier
          * @description Intended for unclaimed wallets, e.g. to switch from CUSTOM_ID to EMAIL before a user claims.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Partner-chosen identifier of the wallet's user (1-256 characters, not blank). */
-                        userIdentifier?: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType?: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
-                };
-            };
-            responses: {
-                /** @description The wallet with its new user identifier. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                            publicKey: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            userIdentifier: string;
-                            /**
-                             * @description Kind of the partner's user identifier.
-                             * @enum {string}
-                             */
-                            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_ALREADY_EXISTS`: A wallet with the same type, scheme, identifier and identifier type exists. Adds: walletId.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateWallet"];
         trace?: never;
     };
     "/v1/wallets/{walletId}/sign-message": {
@@ -853,189 +64,7 @@ export interface paths {
          * Sign a message
          * @description EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "hello from my backend"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Text to sign (at most 65536 bytes in UTF-8). The wallet's type decides the format: EVM EIP-191 + Keccak-256; COSMOS secp256k1 over SHA-256 of the UTF-8 bytes; SOLANA and STELLAR Ed25519 over the UTF-8 bytes; SUI PersonalMessage intent. */
-                        message: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The signature, in the format of the wallet type. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                            signature: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1055,189 +84,7 @@ export interface paths {
          * Sign raw bytes (no prefix, no hashing)
          * @description secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Hex bytes (0x optional, even length), signed exactly as given: no prefix, no hashing. secp256k1 (EVM, COSMOS) wallets sign a 32-byte digest; Ed25519 wallets sign the bytes. */
-                        data: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        walletType?: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                    };
-                };
-            };
-            responses: {
-                /** @description The signature of exactly the given bytes. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                            signature: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signRaw"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1257,235 +104,7 @@ export interface paths {
          * Sign a transaction (EVM, SOLANA, STELLAR, SUI); broadcast it (EVM, SOLANA)
          * @description Sign-only unless broadcast is true (queues a transaction.signed event). With broadcast: true (EVM and SOLANA) the transaction is recorded (intentKind sign_transaction), signed, broadcast and monitored like a transfer: the answer adds txHash and transactionId (header x-transaction-id), and 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved. STELLAR and SUI refuse broadcast: true.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description EVM: an object {to, value (integer string), chainId, type (0 or 2), nonce, gasLimit (string), maxFeePerGas and maxPriorityFeePerGas (type 2) or gasPrice (type 0), data}. SOLANA: base64 legacy Transaction or v0 VersionedTransaction. STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData. COSMOS: not supported (use sign-raw). */
-                        transaction: unknown;
-                        /** @description Sign-only when omitted or false. true (EVM, SOLANA): record, sign, broadcast and monitor the transaction. */
-                        broadcast?: boolean;
-                        /**
-                         * @description SOLANA wallets only.
-                         * @enum {string}
-                         */
-                        network?: "SOLANA" | "SOLANA_DEVNET";
-                        /** @description STELLAR: the exact passphrase the transaction was built for (required). Ignored for SUI. */
-                        networkPassphrase?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`). */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
-                        "x-transaction-id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope. */
-                            signedTransaction?: string;
-                            /** @description SUI: base64 serialized Sui signature. */
-                            signature?: string;
-                            /** @description SUI: the unchanged base64 BCS transaction data. */
-                            transaction?: string;
-                            /** @description broadcast: true: EVM transaction hash or Solana signature. */
-                            txHash?: string;
-                            /** @description broadcast: true: the transaction record. */
-                            transactionId?: string;
-                            /** @description broadcast: true: the record status when the answer left (submitted or pending). */
-                            status?: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
-                 *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
-                 *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
-                 *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
-                 *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `NONCE_TOO_LOW`: The node has already seen this nonce from the wallet. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `BLOCKHASH_EXPIRED`: The Solana transaction's blockhash is no longer valid. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `TRANSACTION_REJECTED`: The node refused the transaction for another reason (its message says which). Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 *     - `SIGNING_FAILED`: The enclave could not sign. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 *     - `SIGNING_INTERRUPTED`: A payment was being signed when the service stopped: it is never signed again automatically. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signTransaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1505,195 +124,7 @@ export interface paths {
          * Sign EIP-712 typed data (EVM)
          * @description EIP712Domain is derived from domain and must not be in types.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        typedData: {
-                            domain: {
-                                [key: string]: unknown;
-                            };
-                            /** @description Without EIP712Domain. At most 64 struct types of 64 members each, no recursive type, values nested at most 32 levels below message, at most 4096 items in an array and 8192 in all, 16384 values in all; every member of a struct value declared. */
-                            types: {
-                                [key: string]: unknown;
-                            };
-                            primaryType: string;
-                            message: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description The EIP-712 signature, 65-byte r‖s‖v hex. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                            signature: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signTypedData"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1713,195 +144,7 @@ export interface paths {
          * Sign an EIP-7702 authorization (EVM)
          * @description Signs the EIP-7702 authorization tuple (chainId, address, nonce) of the wallet: the signed tuple and its r, s, yParity. Nothing is broadcast.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        authorization: {
-                            address?: string;
-                            /** @description Alias of address. */
-                            contractAddress?: string;
-                            chainId: number;
-                            nonce: number;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description The signed authorization: address, chainId, nonce, r, s, yParity and the 65-byte signature. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            address: string;
-                            chainId: number;
-                            nonce: number;
-                            r: string;
-                            s: string;
-                            yParity: 0 | 1;
-                            /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
-                            signature: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1921,255 +164,7 @@ export interface paths {
          * Build, sign and broadcast a transfer (EVM, SOLANA)
          * @description Native or token (ERC-20, SPL) transfer. The answer comes once the node accepted the signed bytes (status submitted) or did not answer (status pending; the service keeps sending the same bytes). A node rejection answers 4xx with the failure code (for example INSUFFICIENT_NATIVE_BALANCE), transactionId and signedTransaction. 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "to": "0x000000000000000000000000000000000000bEEF",
-                     *       "value": "1000000000000000",
-                     *       "chainId": "8453"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Recipient address. */
-                        to: string;
-                        /** @description Positive integer in the smallest unit (wei, lamports, or token units). */
-                        value: string;
-                        /** @description EVM chain id (required for EVM wallets; refused for SOLANA). */
-                        chainId?: string | number;
-                        /**
-                         * @description SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.
-                         * @enum {string}
-                         */
-                        network?: "SOLANA" | "SOLANA_DEVNET";
-                        /** @description ERC-20 contract or SPL mint; omit for native. */
-                        tokenAddress?: string;
-                        /**
-                         * @description Default NATIVE, or the token kind of the wallet type when tokenAddress is given.
-                         * @enum {string}
-                         */
-                        kind?: "NATIVE" | "ERC20" | "SPL";
-                        /** @description Default true: build, sign, broadcast and record. false: build and sign only (no record). */
-                        broadcast?: boolean;
-                        /** @description Address screening is not available on this service: true is refused. */
-                        addressScreening?: boolean;
-                        /** @description Not available in this version: refused. */
-                        autoRetry?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
-                        "x-transaction-id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
-                            signedTransaction: string;
-                            /** @description EVM transaction hash, or Solana signature (Base58). */
-                            txHash: string;
-                            /** @description The transaction record (also in header x-transaction-id). */
-                            transactionId: string;
-                            /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
-                            status: string;
-                        } | {
-                            signedTransaction: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
-                 *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
-                 *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
-                 *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
-                 *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `NONCE_TOO_LOW`: The node has already seen this nonce from the wallet. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `BLOCKHASH_EXPIRED`: The Solana transaction's blockhash is no longer valid. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `TRANSACTION_REJECTED`: The node refused the transaction for another reason (its message says which). Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 *     - `SIGNING_FAILED`: The enclave could not sign. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 *     - `SIGNING_INTERRUPTED`: A payment was being signed when the service stopped: it is never signed again automatically. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["transfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2189,251 +184,7 @@ export interface paths {
          * Preview the fees of a transfer (EVM, SOLANA)
          * @description Same body as transfer; nothing is signed, broadcast or recorded. EVM: gas limit (estimate + 20%), fee fields, most and expected fee in wei. SOLANA: base, priority and total fee in lamports, and the rent of a recipient token account the transfer would create.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "to": "0x000000000000000000000000000000000000bEEF",
-                     *       "value": "1000000000000000",
-                     *       "chainId": "8453"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Recipient address. */
-                        to: string;
-                        /** @description Positive integer in the smallest unit (wei, lamports, or token units). */
-                        value: string;
-                        /** @description EVM chain id (required for EVM wallets; refused for SOLANA). */
-                        chainId?: string | number;
-                        /**
-                         * @description SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.
-                         * @enum {string}
-                         */
-                        network?: "SOLANA" | "SOLANA_DEVNET";
-                        /** @description ERC-20 contract or SPL mint; omit for native. */
-                        tokenAddress?: string;
-                        /**
-                         * @description Default NATIVE, or the token kind of the wallet type when tokenAddress is given.
-                         * @enum {string}
-                         */
-                        kind?: "NATIVE" | "ERC20" | "SPL";
-                        /** @description Default true: build, sign, broadcast and record. false: build and sign only (no record). */
-                        broadcast?: boolean;
-                        /** @description Address screening is not available on this service: true is refused. */
-                        addressScreening?: boolean;
-                        /** @description Not available in this version: refused. */
-                        autoRetry?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description The fee estimate of the transfer. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            family: "EVM";
-                            chainId: string;
-                            type: 0 | 2;
-                            /** @description Estimated gas plus the 20% buffer. */
-                            gasLimit: string;
-                            maxFeePerGas?: string;
-                            maxPriorityFeePerGas?: string;
-                            gasPrice?: string;
-                            baseFeePerGas?: string;
-                            /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
-                            maxFee: string;
-                            /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
-                            expectedFee: string;
-                        } | {
-                            /** @enum {string} */
-                            family: "SOLANA";
-                            network: string;
-                            /** @description Lamports per signature × signatures. */
-                            baseFee: string;
-                            computeUnitLimit: string;
-                            computeUnitPriceMicroLamports: string;
-                            /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
-                            priorityFee: string;
-                            /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
-                            accountCreationRent: string;
-                            /** @description baseFee + priorityFee, lamports. */
-                            totalFee: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-                 *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
-                 *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
-                 *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-                 *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-                 *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
-                 *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
-                 *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["estimateFee"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2451,204 +202,7 @@ export interface paths {
          * List a wallet's transaction records, newest first
          * @description The wallet's transaction records (transfers, broadcast sign-transactions), newest first, filtered by status or intent kind, in the list envelope.
          */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "pending" | "submitted" | "confirmed" | "reverted" | "failed";
-                    intentKind?: "transfer" | "sign_transaction" | "yield";
-                    cursor?: string;
-                    /** @description Page size 1-100; default 20. */
-                    limit?: string;
-                };
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of transaction records. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                transactionId: string;
-                                /** @description transfer, sign_transaction or yield. */
-                                intentKind: string;
-                                /** @description Wallet type: EVM or SOLANA. */
-                                type: string;
-                                /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                                status: string;
-                                hash: string | null;
-                                blockNumber?: string;
-                                blockHash?: string;
-                                failureStage?: string;
-                                failureCode?: string;
-                                failureMessage?: string;
-                                monitoring?: {
-                                    [key: string]: unknown;
-                                };
-                                chainId?: string;
-                                network?: string;
-                                to?: string;
-                                value?: string;
-                                tokenAddress?: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                            }[];
-                            pagination: {
-                                /** @description Opaque; pass back as `cursor` */
-                                cursor: string | null;
-                                hasMore: boolean;
-                                limit: number;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 *     - `TRANSACTION_NOT_FOUND`: No such transaction record for the wallet.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2668,191 +222,7 @@ export interface paths {
          * Get one transaction record
          * @description 404 for an unknown record and for another partner's record alike.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                    transactionId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The transaction record. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            transactionId: string;
-                            /** @description transfer, sign_transaction or yield. */
-                            intentKind: string;
-                            /** @description Wallet type: EVM or SOLANA. */
-                            type: string;
-                            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                            status: string;
-                            hash: string | null;
-                            blockNumber?: string;
-                            blockHash?: string;
-                            failureStage?: string;
-                            failureCode?: string;
-                            failureMessage?: string;
-                            monitoring?: {
-                                [key: string]: unknown;
-                            };
-                            chainId?: string;
-                            network?: string;
-                            to?: string;
-                            value?: string;
-                            tokenAddress?: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 *     - `TRANSACTION_NOT_FOUND`: No such transaction record for the wallet.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getTransaction"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2872,159 +242,7 @@ export interface paths {
          * The enclave's P-256 public key for share migration
          * @description The enclave's P-256 public key (and its algorithm) to encrypt a pre-generated wallet's user share for migrate-share; it changes only with the enclave's identity.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The enclave's public key. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description P-256 public key, SPKI PEM. */
-                            publicKey: string;
-                            /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
-                            keyFingerprint: string;
-                            /** Format: date-time */
-                            generatedAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getEnclavePublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3046,214 +264,7 @@ export interface paths {
          * Migrate a pre-generated wallet's user share into the service
          * @description ECIES-P256-AES256-SHA256 envelope (see the spec). 400: missing or invalid payload, key generation incomplete, payload for another wallet; 403: wallet claimed; 404; 409: already migrated; 413: payload over 64 KB.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    walletId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description A JSON string of the envelope {encryptedData, keyId, ephemeral, algorithm: "ECIES-P256-AES256-SHA256"}; at most 64 KB. */
-                        encryptedPayload: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The wallet, which now signs over REST. */
-                200: {
-                    headers: {
-                        /** @description Requests a minute this API key may make (its project's plan). */
-                        "x-ratelimit-limit"?: number;
-                        /** @description Requests left in the current minute. */
-                        "x-ratelimit-remaining"?: number;
-                        /** @description Seconds until the minute starts again. */
-                        "x-ratelimit-reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                            publicKey: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            userIdentifier: string;
-                            /**
-                             * @description Kind of the partner's user identifier.
-                             * @enum {string}
-                             */
-                            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                        };
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
-                 *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
-                 *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
-                 *     - `INVALID_PAYLOAD`: The encrypted share-migration payload cannot be opened or read.
-                 *     - `PAYLOAD_WALLET_MISMATCH`: The migration payload is for another wallet.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
-                 *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
-                 *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `SHARE_ALREADY_MIGRATED`: The wallet's user share was already migrated.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
-                 */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
-                 */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
-                 */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before the next request of this key (or address). */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
-                 */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description Error envelope `{code, message, requestId, …}`. Codes:
-                 *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
-                 *     - `STORE_BUSY`: The database is busy; retry.
-                 *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
-                 *     - `STORE_ERROR`: The database failed.
-                 *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
-                 *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
-                 *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
-                 */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying. */
-                        "retry-after"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["migrateShare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3281,4 +292,3009 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listWallets: {
+        parameters: {
+            query?: {
+                userIdentifier?: string;
+                /** @description Kind of the partner's user identifier. */
+                userIdentifierType?: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                /** @description Wallet type; fixed at creation. */
+                type?: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                status?: "creating" | "ready";
+                address?: string;
+                cursor?: string;
+                /** @description Page size 1-100; default 20. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the project's wallets, newest first, in the list envelope. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /**
+                             * @description Wallet type; fixed at creation.
+                             * @enum {string}
+                             */
+                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                            /**
+                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                             * @enum {string}
+                             */
+                            scheme: "DKLS" | "ED25519";
+                            /** @enum {string} */
+                            status: "creating" | "ready";
+                            address: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        pagination: {
+                            /** @description Opaque; pass back as `cursor` */
+                            cursor: string | null;
+                            hasMore: boolean;
+                            limit: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "EVM",
+                 *       "userIdentifier": "user-1",
+                 *       "userIdentifierType": "CUSTOM_ID"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Wallet type; fixed at creation.
+                     * @enum {string}
+                     */
+                    type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                    /** @description Partner-chosen identifier of the wallet's user (1-256 characters, not blank). */
+                    userIdentifier: string;
+                    /**
+                     * @description Kind of the partner's user identifier.
+                     * @enum {string}
+                     */
+                    userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                    /** @description Bech32 prefix for COSMOS wallets; default cosmos. */
+                    cosmosPrefix?: string;
+                    /**
+                     * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                     * @enum {string}
+                     */
+                    scheme?: "DKLS" | "ED25519";
+                };
+            };
+        };
+        responses: {
+            /** @description The wallet, `ready`, with its address and public key (key generation finished before the answer). */
+            201: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description Wallet type; fixed at creation.
+                         * @enum {string}
+                         */
+                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                        /**
+                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                         * @enum {string}
+                         */
+                        scheme: "DKLS" | "ED25519";
+                        /** @enum {string} */
+                        status: "creating" | "ready";
+                        address: string | null;
+                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+                        publicKey: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        userIdentifier: string;
+                        /**
+                         * @description Kind of the partner's user identifier.
+                         * @enum {string}
+                         */
+                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_ALREADY_EXISTS`: A wallet with the same type, scheme, identifier and identifier type exists. Adds: walletId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `KEY_GENERATION_FAILED`: Key generation failed; the wallet was not handed out (503 when the enclave was unreachable).
+             *     - `USER_SHARE_UNAVAILABLE`: A pre-generated wallet's user share could not be handed out.
+             *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `KEY_GENERATION_FAILED`: Key generation failed; the wallet was not handed out (503 when the enclave was unreachable).
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description Wallet type; fixed at creation.
+                         * @enum {string}
+                         */
+                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                        /**
+                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                         * @enum {string}
+                         */
+                        scheme: "DKLS" | "ED25519";
+                        /** @enum {string} */
+                        status: "creating" | "ready";
+                        address: string | null;
+                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+                        publicKey: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        userIdentifier: string;
+                        /**
+                         * @description Kind of the partner's user identifier.
+                         * @enum {string}
+                         */
+                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Partner-chosen identifier of the wallet's user (1-256 characters, not blank). */
+                    userIdentifier?: string;
+                    /**
+                     * @description Kind of the partner's user identifier.
+                     * @enum {string}
+                     */
+                    userIdentifierType?: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                };
+            };
+        };
+        responses: {
+            /** @description The wallet with its new user identifier. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description Wallet type; fixed at creation.
+                         * @enum {string}
+                         */
+                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                        /**
+                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                         * @enum {string}
+                         */
+                        scheme: "DKLS" | "ED25519";
+                        /** @enum {string} */
+                        status: "creating" | "ready";
+                        address: string | null;
+                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+                        publicKey: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        userIdentifier: string;
+                        /**
+                         * @description Kind of the partner's user identifier.
+                         * @enum {string}
+                         */
+                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_ALREADY_EXISTS`: A wallet with the same type, scheme, identifier and identifier type exists. Adds: walletId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "hello from my backend"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Text to sign (at most 65536 bytes in UTF-8). The wallet's type decides the format: EVM EIP-191 + Keccak-256; COSMOS secp256k1 over SHA-256 of the UTF-8 bytes; SOLANA and STELLAR Ed25519 over the UTF-8 bytes; SUI PersonalMessage intent. */
+                    message: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signature, in the format of the wallet type. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
+                        signature: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Hex bytes (0x optional, even length), signed exactly as given: no prefix, no hashing. secp256k1 (EVM, COSMOS) wallets sign a 32-byte digest; Ed25519 wallets sign the bytes. */
+                    data: string;
+                    /**
+                     * @description Wallet type; fixed at creation.
+                     * @enum {string}
+                     */
+                    walletType?: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                };
+            };
+        };
+        responses: {
+            /** @description The signature of exactly the given bytes. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
+                        signature: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description EVM: an object {to, value (integer string), chainId, type (0 or 2), nonce, gasLimit (string), maxFeePerGas and maxPriorityFeePerGas (type 2) or gasPrice (type 0), data}. SOLANA: base64 legacy Transaction or v0 VersionedTransaction. STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData. COSMOS: not supported (use sign-raw). */
+                    transaction: unknown;
+                    /** @description Sign-only when omitted or false. true (EVM, SOLANA): record, sign, broadcast and monitor the transaction. */
+                    broadcast?: boolean;
+                    /**
+                     * @description SOLANA wallets only.
+                     * @enum {string}
+                     */
+                    network?: "SOLANA" | "SOLANA_DEVNET";
+                    /** @description STELLAR: the exact passphrase the transaction was built for (required). Ignored for SUI. */
+                    networkPassphrase?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`). */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
+                    "x-transaction-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope. */
+                        signedTransaction?: string;
+                        /** @description SUI: base64 serialized Sui signature. */
+                        signature?: string;
+                        /** @description SUI: the unchanged base64 BCS transaction data. */
+                        transaction?: string;
+                        /** @description broadcast: true: EVM transaction hash or Solana signature. */
+                        txHash?: string;
+                        /** @description broadcast: true: the transaction record. */
+                        transactionId?: string;
+                        /** @description broadcast: true: the record status when the answer left (submitted or pending). */
+                        status?: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
+             *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
+             *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
+             *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
+             *     - `NONCE_TOO_LOW`: The node has already seen this nonce from the wallet. Adds: transactionId, failureStage, signedTransaction.
+             *     - `BLOCKHASH_EXPIRED`: The Solana transaction's blockhash is no longer valid. Adds: transactionId, failureStage, signedTransaction.
+             *     - `TRANSACTION_REJECTED`: The node refused the transaction for another reason (its message says which). Adds: transactionId, failureStage, signedTransaction.
+             *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             *     - `SIGNING_FAILED`: The enclave could not sign. Adds: transactionId, failureStage, signedTransaction.
+             *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             *     - `SIGNING_INTERRUPTED`: A payment was being signed when the service stopped: it is never signed again automatically. Adds: transactionId, failureStage, signedTransaction.
+             *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signTypedData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    typedData: {
+                        domain: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Without EIP712Domain. At most 64 struct types of 64 members each, no recursive type, values nested at most 32 levels below message, at most 4096 items in an array and 8192 in all, 16384 values in all; every member of a struct value declared. */
+                        types: {
+                            [key: string]: unknown;
+                        };
+                        primaryType: string;
+                        message: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The EIP-712 signature, 65-byte r‖s‖v hex. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
+                        signature: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    authorization: {
+                        address?: string;
+                        /** @description Alias of address. */
+                        contractAddress?: string;
+                        chainId: number;
+                        nonce: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The signed authorization: address, chainId, nonce, r, s, yParity and the 65-byte signature. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        address: string;
+                        chainId: number;
+                        nonce: number;
+                        r: string;
+                        s: string;
+                        yParity: 0 | 1;
+                        /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
+                        signature: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "0x000000000000000000000000000000000000bEEF",
+                 *       "value": "1000000000000000",
+                 *       "chainId": "8453"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Recipient address. */
+                    to: string;
+                    /** @description Positive integer in the smallest unit (wei, lamports, or token units). */
+                    value: string;
+                    /** @description EVM chain id (required for EVM wallets; refused for SOLANA). */
+                    chainId?: string | number;
+                    /**
+                     * @description SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.
+                     * @enum {string}
+                     */
+                    network?: "SOLANA" | "SOLANA_DEVNET";
+                    /** @description ERC-20 contract or SPL mint; omit for native. */
+                    tokenAddress?: string;
+                    /**
+                     * @description Default NATIVE, or the token kind of the wallet type when tokenAddress is given.
+                     * @enum {string}
+                     */
+                    kind?: "NATIVE" | "ERC20" | "SPL";
+                    /** @description Default true: build, sign, broadcast and record. false: build and sign only (no record). */
+                    broadcast?: boolean;
+                    /** @description Address screening is not available on this service: true is refused. */
+                    addressScreening?: boolean;
+                    /** @description Not available in this version: refused. */
+                    autoRetry?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
+                    "x-transaction-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
+                        signedTransaction: string;
+                        /** @description EVM transaction hash, or Solana signature (Base58). */
+                        txHash: string;
+                        /** @description The transaction record (also in header x-transaction-id). */
+                        transactionId: string;
+                        /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
+                        status: string;
+                    } | {
+                        signedTransaction: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
+             *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
+             *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
+             *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
+             *     - `NONCE_TOO_LOW`: The node has already seen this nonce from the wallet. Adds: transactionId, failureStage, signedTransaction.
+             *     - `BLOCKHASH_EXPIRED`: The Solana transaction's blockhash is no longer valid. Adds: transactionId, failureStage, signedTransaction.
+             *     - `TRANSACTION_REJECTED`: The node refused the transaction for another reason (its message says which). Adds: transactionId, failureStage, signedTransaction.
+             *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             *     - `SIGNING_FAILED`: The enclave could not sign. Adds: transactionId, failureStage, signedTransaction.
+             *     - `ACTOR_FAULTED`: The request's actor faulted and waits for the operator.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             *     - `SIGNING_INTERRUPTED`: A payment was being signed when the service stopped: it is never signed again automatically. Adds: transactionId, failureStage, signedTransaction.
+             *     - `SERVICE_STOPPING`: The service is shutting down; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    estimateFee: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "0x000000000000000000000000000000000000bEEF",
+                 *       "value": "1000000000000000",
+                 *       "chainId": "8453"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Recipient address. */
+                    to: string;
+                    /** @description Positive integer in the smallest unit (wei, lamports, or token units). */
+                    value: string;
+                    /** @description EVM chain id (required for EVM wallets; refused for SOLANA). */
+                    chainId?: string | number;
+                    /**
+                     * @description SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.
+                     * @enum {string}
+                     */
+                    network?: "SOLANA" | "SOLANA_DEVNET";
+                    /** @description ERC-20 contract or SPL mint; omit for native. */
+                    tokenAddress?: string;
+                    /**
+                     * @description Default NATIVE, or the token kind of the wallet type when tokenAddress is given.
+                     * @enum {string}
+                     */
+                    kind?: "NATIVE" | "ERC20" | "SPL";
+                    /** @description Default true: build, sign, broadcast and record. false: build and sign only (no record). */
+                    broadcast?: boolean;
+                    /** @description Address screening is not available on this service: true is refused. */
+                    addressScreening?: boolean;
+                    /** @description Not available in this version: refused. */
+                    autoRetry?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The fee estimate of the transfer. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        family: "EVM";
+                        chainId: string;
+                        type: 0 | 2;
+                        /** @description Estimated gas plus the 20% buffer. */
+                        gasLimit: string;
+                        maxFeePerGas?: string;
+                        maxPriorityFeePerGas?: string;
+                        gasPrice?: string;
+                        baseFeePerGas?: string;
+                        /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
+                        maxFee: string;
+                        /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
+                        expectedFee: string;
+                    } | {
+                        /** @enum {string} */
+                        family: "SOLANA";
+                        network: string;
+                        /** @description Lamports per signature × signatures. */
+                        baseFee: string;
+                        computeUnitLimit: string;
+                        computeUnitPriceMicroLamports: string;
+                        /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
+                        priorityFee: string;
+                        /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
+                        accountCreationRent: string;
+                        /** @description baseFee + priorityFee, lamports. */
+                        totalFee: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
+             *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
+             *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
+             *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             *     - `SIGNER_MISMATCH`: The signature did not recover to the wallet (never returned).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                status?: "pending" | "submitted" | "confirmed" | "reverted" | "failed";
+                intentKind?: "transfer" | "sign_transaction" | "yield";
+                cursor?: string;
+                /** @description Page size 1-100; default 20. */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transaction records. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            transactionId: string;
+                            /** @description transfer, sign_transaction or yield. */
+                            intentKind: string;
+                            /** @description Wallet type: EVM or SOLANA. */
+                            type: string;
+                            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
+                            status: string;
+                            hash: string | null;
+                            blockNumber?: string;
+                            blockHash?: string;
+                            failureStage?: string;
+                            failureCode?: string;
+                            failureMessage?: string;
+                            monitoring?: {
+                                [key: string]: unknown;
+                            };
+                            chainId?: string;
+                            network?: string;
+                            to?: string;
+                            value?: string;
+                            tokenAddress?: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        pagination: {
+                            /** @description Opaque; pass back as `cursor` */
+                            cursor: string | null;
+                            hasMore: boolean;
+                            limit: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             *     - `TRANSACTION_NOT_FOUND`: No such transaction record for the wallet.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction record. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        transactionId: string;
+                        /** @description transfer, sign_transaction or yield. */
+                        intentKind: string;
+                        /** @description Wallet type: EVM or SOLANA. */
+                        type: string;
+                        /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
+                        status: string;
+                        hash: string | null;
+                        blockNumber?: string;
+                        blockHash?: string;
+                        failureStage?: string;
+                        failureCode?: string;
+                        failureMessage?: string;
+                        monitoring?: {
+                            [key: string]: unknown;
+                        };
+                        chainId?: string;
+                        network?: string;
+                        to?: string;
+                        value?: string;
+                        tokenAddress?: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             *     - `TRANSACTION_NOT_FOUND`: No such transaction record for the wallet.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEnclavePublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The enclave's public key. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description P-256 public key, SPKI PEM. */
+                        publicKey: string;
+                        /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
+                        keyFingerprint: string;
+                        /** Format: date-time */
+                        generatedAt: string;
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    migrateShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A JSON string of the envelope {encryptedData, keyId, ephemeral, algorithm: "ECIES-P256-AES256-SHA256"}; at most 64 KB. */
+                    encryptedPayload: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The wallet, which now signs over REST. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description Wallet type; fixed at creation.
+                         * @enum {string}
+                         */
+                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                        /**
+                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+                         * @enum {string}
+                         */
+                        scheme: "DKLS" | "ED25519";
+                        /** @enum {string} */
+                        status: "creating" | "ready";
+                        address: string | null;
+                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+                        publicKey: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        userIdentifier: string;
+                        /**
+                         * @description Kind of the partner's user identifier.
+                         * @enum {string}
+                         */
+                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `INVALID_PAYLOAD`: The encrypted share-migration payload cannot be opened or read.
+             *     - `PAYLOAD_WALLET_MISMATCH`: The migration payload is for another wallet.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `SHARE_ALREADY_MIGRATED`: The wallet's user share was already migrated.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `ENCLAVE_UNAVAILABLE`: The enclave is not reachable; retry after `Retry-After`.
+             *     - `ENCLAVE_TIMEOUT`: The enclave did not answer in time; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

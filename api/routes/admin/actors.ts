@@ -13,6 +13,7 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
     {
       schema: {
         ...common,
+        operationId: 'listActors',
         summary: 'List unfinished actors, by machine, state or fault',
         description:
           'Actors that are not finished (wallets being created, payments being sent or watched), filtered by machine, state or faulted, in the list envelope.',
@@ -28,6 +29,7 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
     {
       schema: {
         ...common,
+        operationId: 'getActor',
         summary: 'Read an actor: its state, context, pending effects and stored events',
         description:
           'One actor: its machine and version, state, context, the effects it has under way and the events stored for it. Finished actors are read too.',
@@ -43,6 +45,7 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
     {
       schema: {
         ...common,
+        operationId: 'retryActor',
         summary: 'Run a faulted actor again from its stored state',
         description:
           'Events stored while it was faulted are applied first, in order. If its steps fail again it faults again. 409 ACTOR_NOT_FAULTED unless it is faulted.',
@@ -61,6 +64,7 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
     {
       schema: {
         ...common,
+        operationId: 'abandonActor',
         summary: 'Abandon a faulted actor: it is marked done and never runs again',
         description:
           'Its stored events and effect intents are dropped. A wallet abandoned while being created is removed (it was never handed out). 409 ACTOR_NOT_FAULTED unless it is faulted.',

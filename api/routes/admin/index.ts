@@ -43,6 +43,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'createProject',
         summary: 'Create a project (partner)',
         description:
           'Creates a partner project. Plans free, starter and growth have fixed per-key limits (30, 30 and 1,000 requests a minute); scale and enterprise take `rateLimitPerMinute`.',
@@ -58,6 +59,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'deleteProject',
         summary: 'Delete a project: its keys stop working, its wallets stay',
         description:
           'Marks the project deleted: its API keys are refused from then on; its wallets and records stay in the database.',
@@ -76,6 +78,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'createApiKey',
         summary: 'Create an API key; the secret is shown once',
         description:
           'Creates a development or production key of the project. The secret is in this answer only; the service keeps its SHA-256.',
@@ -92,6 +95,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'rotateApiKey',
         summary: 'Rotate an API key secret: the old secret is refused at once, wallets are kept',
         description:
           'Gives the key a new secret: the old one is refused at once; wallets, webhook endpoint and records stay with the key.',
@@ -107,6 +111,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'setIpAllowlist',
         summary: "Replace a project's IP allowlist",
         description:
           "Replaces the CIDRs the project's keys may call from (a bare address is one host); an empty list lifts the restriction. Entries are stored as the networks they mean.",
@@ -123,6 +128,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'claimWallet',
         summary: 'Mark a wallet claimed by its user',
         description:
           'From then on every REST signing route and share migration refuse the wallet (403 WALLET_CLAIMED); wallet.pregen_claimed is queued. A second claim answers 409 WALLET_ALREADY_CLAIMED.',
@@ -142,6 +148,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'pregenerateWallet',
         summary: 'Pre-generate a wallet; its user share is returned once',
         description:
           'The enclave keeps only the service share. REST signing refuses the wallet (403 WALLET_SHARE_NOT_MIGRATED) until POST /v1/wallets/{walletId}/migrate-share brings the user share in.',
@@ -165,6 +172,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'getMasterKeyStatus',
         summary: "The enclave's master key: rotation state, key ids, sealed records per key id",
         description:
           "The master key's state: current and next key ids, a rotation under way and the sealed records under each key id.",
@@ -182,6 +190,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         ...common,
+        operationId: 'rotateMasterKey',
         summary: 'Rotate the master key: prepare (no body), then confirm with the next key id',
         description:
           'Without confirmKeyId (200): the enclave prepares the next key (a file master key gets master.key.next, created by the enclave; a key given from outside needs ENCLAVE_MASTER_KEY_NEXT) and answers its id: back it up, then confirm. With confirmKeyId (202): every record is re-wrapped under that key in the background while the enclave keeps serving; poll GET /admin/v1/enclave/master-key. 409 NEXT_KEY_MISSING or NEXT_KEY_MISMATCH.',

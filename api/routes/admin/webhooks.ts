@@ -27,6 +27,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'setWebhook',
         summary: "Create or replace an API key's webhook endpoint",
         description:
           'HTTPS only; at least one event type while enabled; unknown types refused. The `whsec_` secret is in the answer only when this call created the endpoint. `enabled: false` keeps the configuration and stops deliveries. Targets that resolve to loopback, private, link-local or metadata addresses answer 400 WEBHOOK_TARGET_NOT_ALLOWED unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.',
@@ -47,6 +48,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'getWebhook',
         summary: "Read an API key's webhook endpoint (never its secret), its state and delivery counts",
         description:
           'The endpoint of the key: URL, events, switch and signature format; `healthy` or `failing` with the next probe; counts of pending, delivered and dead deliveries. Never the secret.',
@@ -65,6 +67,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'deleteWebhook',
         summary: 'Delete the endpoint: URL, events, secrets and its deliveries',
         description:
           'Removes the URL, the events, the secrets and the delivery log of the endpoint; deliveries under way finish.',
@@ -83,6 +86,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret; the previous one signs too for 24 hours',
         description:
           'A new `whsec_` secret, shown in this answer only. The previous secret keeps signing deliveries, as a second signature, for 24 hours.',
@@ -101,6 +105,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'testWebhook',
         summary: 'Queue a test.ping to the endpoint',
         description:
           'Queues a `test.ping` event for the endpoint, whatever events it selected, and answers its event id; it is delivered like any event.',
@@ -119,6 +124,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'listWebhookDeliveries',
         summary: "The endpoint's deliveries, newest first: status, attempts, last answer and latency, next attempt",
         description:
           "The delivery log of the endpoint, newest first, filtered by status: event id and type, status, attempts, the last answer's status code, latency and error, the next attempt.",
@@ -141,6 +147,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'redeliverWebhookEvent',
         summary: 'Deliver one event again, from its first attempt (same webhook-id and body)',
         description:
           'Queues the event for the endpoint again from its first attempt, with the same webhook-id and body; a failing endpoint is tried at once.',
@@ -159,6 +166,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
     {
       schema: {
         ...common,
+        operationId: 'redeliverDeadWebhookEvents',
         summary: 'Deliver every dead delivery of the endpoint again, from its first attempt',
         description:
           'Queues every dead delivery of the endpoint again from its first attempt; a failing endpoint is tried at once.',

@@ -56,6 +56,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
     {
       schema: {
         tags: ['transfers'],
+        operationId: 'transfer',
         summary: 'Build, sign and broadcast a transfer (EVM, SOLANA)',
         description:
           'Native or token (ERC-20, SPL) transfer. The answer comes once the node accepted the signed bytes (status submitted) or did not answer (status pending; the service keeps sending the same bytes). A node rejection answers 4xx with the failure code (for example INSUFFICIENT_NATIVE_BALANCE), transactionId and signedTransaction. 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved.',
@@ -81,6 +82,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
     {
       schema: {
         tags: ['transfers'],
+        operationId: 'estimateFee',
         summary: 'Preview the fees of a transfer (EVM, SOLANA)',
         description:
           'Same body as transfer; nothing is signed, broadcast or recorded. EVM: gas limit (estimate + 20%), fee fields, most and expected fee in wei. SOLANA: base, priority and total fee in lamports, and the rent of a recipient token account the transfer would create.',
@@ -101,6 +103,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
     {
       schema: {
         tags: ['transactions'],
+        operationId: 'listTransactions',
         summary: "List a wallet's transaction records, newest first",
         description:
           "The wallet's transaction records (transfers, broadcast sign-transactions), newest first, filtered by status or intent kind, in the list envelope.",
@@ -124,6 +127,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
     {
       schema: {
         tags: ['transactions'],
+        operationId: 'getTransaction',
         summary: 'Get one transaction record',
         description: "404 for an unknown record and for another partner's record alike.",
         security: [{ apiKey: [] }],

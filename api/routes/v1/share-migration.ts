@@ -19,6 +19,7 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
     {
       schema: {
         tags: ['share migration'],
+        operationId: 'getEnclavePublicKey',
         summary: "The enclave's P-256 public key for share migration",
         description:
           "The enclave's P-256 public key (and its algorithm) to encrypt a pre-generated wallet's user share for migrate-share; it changes only with the enclave's identity.",
@@ -38,6 +39,7 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
       bodyLimit: MIGRATE_BODY_LIMIT,
       schema: {
         tags: ['share migration'],
+        operationId: 'migrateShare',
         summary: "Migrate a pre-generated wallet's user share into the service",
         description:
           'ECIES-P256-AES256-SHA256 envelope (see the spec). 400: missing or invalid payload, key generation incomplete, payload for another wallet; 403: wallet claimed; 404; 409: already migrated; 413: payload over 64 KB.',

@@ -36,6 +36,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     {
       schema: {
         ...common,
+        operationId: 'signMessage',
         summary: 'Sign a message',
         description:
           'EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.',
@@ -54,6 +55,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     {
       schema: {
         ...common,
+        operationId: 'signRaw',
         summary: 'Sign raw bytes (no prefix, no hashing)',
         description:
           'secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.',
@@ -72,6 +74,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     {
       schema: {
         ...common,
+        operationId: 'signTransaction',
         summary: 'Sign a transaction (EVM, SOLANA, STELLAR, SUI); broadcast it (EVM, SOLANA)',
         description:
           'Sign-only unless broadcast is true (queues a transaction.signed event). With broadcast: true (EVM and SOLANA) the transaction is recorded (intentKind sign_transaction), signed, broadcast and monitored like a transfer: the answer adds txHash and transactionId (header x-transaction-id), and 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved. STELLAR and SUI refuse broadcast: true.',
@@ -97,6 +100,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     {
       schema: {
         ...common,
+        operationId: 'signTypedData',
         summary: 'Sign EIP-712 typed data (EVM)',
         description: 'EIP712Domain is derived from domain and must not be in types.',
         body: SignTypedDataBody,
@@ -115,6 +119,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     {
       schema: {
         ...common,
+        operationId: 'signAuthorization',
         summary: 'Sign an EIP-7702 authorization (EVM)',
         description:
           'Signs the EIP-7702 authorization tuple (chainId, address, nonce) of the wallet: the signed tuple and its r, s, yParity. Nothing is broadcast.',

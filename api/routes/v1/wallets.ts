@@ -18,6 +18,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
     {
       schema: {
         tags: ['wallets'],
+        operationId: 'createWallet',
         summary: 'Create a wallet',
         description:
           'Creates a custodial wallet of one of five types. One wallet per project for each userIdentifierType, userIdentifier, type and scheme: a duplicate answers 409 WALLET_ALREADY_EXISTS with the existing walletId.',
@@ -44,6 +45,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
     {
       schema: {
         tags: ['wallets'],
+        operationId: 'listWallets',
         summary: 'List wallets',
         description: 'Newest first. Pass pagination.cursor back as `cursor` for the next page.',
         security: [{ apiKey: [] }],
@@ -66,6 +68,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
     {
       schema: {
         tags: ['wallets'],
+        operationId: 'getWallet',
         summary: 'Get a wallet',
         description: "One wallet of the caller's project; a wallet of another project answers 404 like a missing one.",
         security: [{ apiKey: [] }],
@@ -81,6 +84,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
     {
       schema: {
         tags: ['wallets'],
+        operationId: 'updateWallet',
         summary: "Update a wallet's user identifier",
         description: 'Intended for unclaimed wallets, e.g. to switch from CUSTOM_ID to EMAIL before a user claims.',
         security: [{ apiKey: [] }],
