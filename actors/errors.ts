@@ -1,18 +1,13 @@
-/**
- * Errors of the actor host, shaped like the API's (code, httpStatus, transient) so the API's error handler
- * answers them in the service's envelope: a transient 503 carries `Retry-After`.
- */
-export class ActorHostError extends Error {
-  readonly code: string;
-  readonly httpStatus: number;
-  readonly transient: boolean;
+import { CodedError } from '../chains/coded-error.ts';
 
+/**
+ * Errors of the actor host; the API's error handler answers them in the service's envelope (a transient 503
+ * carries `Retry-After`).
+ */
+export class ActorHostError extends CodedError {
   constructor(code: string, httpStatus: number, message: string, opts: { transient?: boolean; cause?: unknown } = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(code, httpStatus, message, opts);
     this.name = 'ActorHostError';
-    this.code = code;
-    this.httpStatus = httpStatus;
-    this.transient = opts.transient ?? false;
   }
 }
 

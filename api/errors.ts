@@ -1,15 +1,15 @@
+import { CodedError } from '../chains/coded-error.ts';
 import type { ErrorCode } from './error-catalogue.ts';
 
+export { CodedError };
+
 /**
- * The one base error of the API. `code` is the spec's upper-case code; `httpStatus` the answer's status;
- * `transient` says whether retrying the same request may succeed; `details` are extra fields merged
- * into the error body (for example `walletId`).
+ * An error the API raises itself: `code` is one of the error catalogue's (checked by the type), `httpStatus` the
+ * answer's status; `transient` (default: a 5xx) says whether retrying the same request may succeed; `details` are
+ * extra fields merged into the error body (for example `walletId`).
  */
-export class ServiceError extends Error {
-  readonly code: ErrorCode;
-  readonly httpStatus: number;
-  readonly transient: boolean;
-  readonly details?: Record<string, unknown>;
+export class ServiceError extends CodedError {
+  declare readonly code: ErrorCode;
 
   constructor(
     code: ErrorCode,
@@ -17,32 +17,9 @@ export class ServiceError extends Error {
     message: string,
     opts: { transient?: boolean; details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
-    super(message, { cause: opts.cause });
+    super(code, httpStatus, message, { ...opts, transient: opts.transient ?? httpStatus >= 500 });
     this.name = 'ServiceError';
-    this.code = code;
-    this.httpStatus = httpStatus;
-    this.transient = opts.transient ?? httpStatus >= 500;
-    if (opts.details) this.details = opts.details;
   }
-}
-
-/** Anything shaped like a ServiceError: errors from store/ and enclave/client carry the same fields. */
-export interface ErrorShape {
-  code: string;
-  httpStatus: number;
-  message: string;
-  details?: Record<string, unknown>;
-}
-
-export function isErrorShape(err: unknown): err is ErrorShape {
-  const e = err as Partial<ErrorShape> | null;
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof e.code === 'string' &&
-    typeof e.httpStatus === 'number' &&
-    typeof e.message === 'string'
-  );
 }
 
 export const invalidRequest = (message: string, details?: Record<string, unknown>) =>

@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
+import { CodedError } from '../chains/coded-error.ts';
 import { createFrameDecoder, encodeFrame } from './framing.ts';
 import { CHALLENGE_BYTES, type EnclaveIdentity, verifyHello } from './identity.ts';
 import type { EnclaveErrorCode, EnclaveOp, EnclaveOps, EnclaveReply } from './protocol.ts';
@@ -23,19 +24,15 @@ import { checkEnclaveSocket, type SocketOwners, socketOwners } from './socket-ch
 
 export type { EnclaveIdentity } from './identity.ts';
 
-/** An enclave call failed. `transient` errors are worth retrying later; the others are final. */
-export class EnclaveClientError extends Error {
+/**
+ * An enclave call failed. `code` is the enclave's (protocol.ts), or ENCLAVE_UNAVAILABLE / ENCLAVE_TIMEOUT from the
+ * client itself; `transient` errors are worth retrying later, the others are final.
+ */
+export class EnclaveClientError extends CodedError {
   override name = 'EnclaveClientError';
-  /** Enclave error code (protocol.ts), or ENCLAVE_UNAVAILABLE / ENCLAVE_TIMEOUT from the client itself. */
-  readonly code: string;
-  readonly httpStatus: number;
-  readonly transient: boolean;
 
   constructor(code: string, message: string, options: { httpStatus: number; transient: boolean; cause?: unknown }) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.httpStatus = options.httpStatus;
-    this.transient = options.transient;
+    super(code, options.httpStatus, message, options);
   }
 }
 

@@ -1,15 +1,10 @@
-/** Errors raised by store code. Shaped like the API's errors (code, httpStatus, transient). */
-export class StoreError extends Error {
-  readonly code: string;
-  readonly httpStatus: number;
-  readonly transient: boolean;
+import { CodedError } from '../chains/coded-error.ts';
 
+/** Errors raised by store code (default status 500, not transient). */
+export class StoreError extends CodedError {
   constructor(code: string, message: string, opts: { httpStatus?: number; transient?: boolean; cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(code, opts.httpStatus ?? 500, message, { transient: opts.transient ?? false, cause: opts.cause });
     this.name = 'StoreError';
-    this.code = code;
-    this.httpStatus = opts.httpStatus ?? 500;
-    this.transient = opts.transient ?? false;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isCatalogued } from '../error-catalogue.ts';
-import { isErrorShape } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 import { PATTERN_WORDING } from '../schemas/common.ts';
 
 /** Fastify's own error codes mapped to the service's codes. */
@@ -71,9 +71,27 @@ export const errorsPlugin = fp(
           .code(400)
           .send({ code: 'INVALID_REQUEST', message, ...(field ? { field } : {}), requestId: req.id });
       }
-      if (isErrorShape(err)) {
+      if (err instanceof CodedError && !isCatalogued(err.code, err.httpStatus)) {
+        // A layer's own code that no service code was chosen for (an enclave code such as NO_KEY reaching a route
+        // no service maps it on): a defect of ours, answered as the catalogue's generic failure and logged.
+        req.log.error({ err }, 'an error with a code outside the catalogue reached the answer');
+        if (err.transient) {
+          reply.header('retry-after', '1');
+          return reply
+            .code(503)
+            .send({
+              code: 'SERVICE_UNAVAILABLE',
+              message: 'the service cannot take the request now; retry',
+              requestId: req.id,
+            });
+        }
+        return reply
+          .code(500)
+          .send({ code: 'INTERNAL_ERROR', message: 'internal error; retry with backoff', requestId: req.id });
+      }
+      if (err instanceof CodedError) {
         if (err.httpStatus >= 500) {
-          if ((err as { transient?: boolean }).transient) {
+          if (err.transient) {
             req.log.warn({ code: err.code }, err.message);
             // A transient outage (the enclave restarting, say): tell the partner when to try again.
             if (err.httpStatus === 503) reply.header('retry-after', '1');
