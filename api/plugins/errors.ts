@@ -77,13 +77,11 @@ export const errorsPlugin = fp(
         req.log.error({ err }, 'an error with a code outside the catalogue reached the answer');
         if (err.transient) {
           reply.header('retry-after', '1');
-          return reply
-            .code(503)
-            .send({
-              code: 'SERVICE_UNAVAILABLE',
-              message: 'the service cannot take the request now; retry',
-              requestId: req.id,
-            });
+          return reply.code(503).send({
+            code: 'SERVICE_UNAVAILABLE',
+            message: 'the service cannot take the request now; retry',
+            requestId: req.id,
+          });
         }
         return reply
           .code(500)

@@ -54,6 +54,89 @@ export const SignTransactionBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** An EVM transaction as `sign-transaction` reads it (chains/evm/prepare-evm-transaction.ts checks it). */
+const EvmTransaction = Type.Object(
+  {
+    to: Type.Optional(
+      Type.String({
+        pattern: '^0x[0-9a-fA-F]{40}$',
+        description:
+          'Recipient (EIP-55 checked when mixed case). Omitted only to create a contract, whose init code is then `data`.',
+      }),
+    ),
+    value: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Wei, a decimal integer string.' })),
+    chainId: Type.Integer({
+      minimum: 1,
+      description: 'EIP-155 chain id; with `broadcast: true`, a chain of CHAINS_FILE.',
+    }),
+    type: Type.Union([Type.Literal(0), Type.Literal(2)], {
+      description:
+        '0: legacy with EIP-155 replay protection (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`).',
+    }),
+    nonce: Type.Integer({ minimum: 0 }),
+    gasLimit: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Decimal integer string.' }),
+    maxFeePerGas: Type.Optional(
+      Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Type 2 only (required there), wei.' }),
+    ),
+    maxPriorityFeePerGas: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)$',
+        description: 'Type 2 only (required there), wei, at most maxFeePerGas.',
+      }),
+    ),
+    gasPrice: Type.Optional(
+      Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Type 0 only (required there), wei.' }),
+    ),
+    data: Type.Optional(
+      Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', description: 'Calldata or init code, 0x hex.' }),
+    ),
+  },
+  { title: 'EVM transaction', additionalProperties: false },
+);
+
+/** A serialized transaction of the other chains that sign transactions. */
+const SerializedTransaction = Type.String({
+  title: 'SOLANA, STELLAR or SUI transaction',
+  minLength: 1,
+  maxLength: MAX_TRANSACTION_CHARS,
+  contentEncoding: 'base64',
+  description:
+    'SOLANA: base64 legacy Transaction or v0 VersionedTransaction (auto-detected). STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData.',
+});
+
+/**
+ * `SignTransactionBody` as the OpenAPI document shows it: `transaction` typed per wallet family. The route itself
+ * validates `transaction` in the wallet type's adapter, which knows the wallet (the body does not say its type)
+ * and names the faulty field in its message; the two agree on what is accepted.
+ */
+export const SignTransactionBodyDocumented = Type.Object(
+  {
+    ...SignTransactionBody.properties,
+    transaction: Type.Union([EvmTransaction, SerializedTransaction], {
+      description:
+        'By wallet type: EVM the object; SOLANA, STELLAR and SUI the base64 string. COSMOS: not supported (use sign-raw).',
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        transaction: {
+          to: '0x000000000000000000000000000000000000bEEF',
+          value: '1000000000000000',
+          chainId: 8453,
+          type: 2,
+          nonce: 0,
+          gasLimit: '21000',
+          maxFeePerGas: '2000000000',
+          maxPriorityFeePerGas: '1000000',
+          data: '0x',
+        },
+      },
+    ],
+  },
+);
+
 export const SignTypedDataBody = Type.Object(
   {
     typedData: Type.Object(

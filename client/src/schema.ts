@@ -1463,9 +1463,44 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "transaction": {
+                 *         "to": "0x000000000000000000000000000000000000bEEF",
+                 *         "value": "1000000000000000",
+                 *         "chainId": 8453,
+                 *         "type": 2,
+                 *         "nonce": 0,
+                 *         "gasLimit": "21000",
+                 *         "maxFeePerGas": "2000000000",
+                 *         "maxPriorityFeePerGas": "1000000",
+                 *         "data": "0x"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
-                    /** @description EVM: an object {to, value (integer string), chainId, type (0 or 2), nonce, gasLimit (string), maxFeePerGas and maxPriorityFeePerGas (type 2) or gasPrice (type 0), data}. SOLANA: base64 legacy Transaction or v0 VersionedTransaction. STELLAR: base64 XDR envelope. SUI: base64 BCS TransactionData. COSMOS: not supported (use sign-raw). */
-                    transaction: unknown;
+                    /** @description By wallet type: EVM the object; SOLANA, STELLAR and SUI the base64 string. COSMOS: not supported (use sign-raw). */
+                    transaction: {
+                        /** @description Recipient (EIP-55 checked when mixed case). Omitted only to create a contract, whose init code is then `data`. */
+                        to?: string;
+                        /** @description Wei, a decimal integer string. */
+                        value?: string;
+                        /** @description EIP-155 chain id; with `broadcast: true`, a chain of CHAINS_FILE. */
+                        chainId: number;
+                        /** @description 0: legacy with EIP-155 replay protection (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). */
+                        type: 0 | 2;
+                        nonce: number;
+                        /** @description Decimal integer string. */
+                        gasLimit: string;
+                        /** @description Type 2 only (required there), wei. */
+                        maxFeePerGas?: string;
+                        /** @description Type 2 only (required there), wei, at most maxFeePerGas. */
+                        maxPriorityFeePerGas?: string;
+                        /** @description Type 0 only (required there), wei. */
+                        gasPrice?: string;
+                        /** @description Calldata or init code, 0x hex. */
+                        data?: string;
+                    } | string;
                     /** @description Sign-only when omitted or false. true (EVM, SOLANA): record, sign, broadcast and monitor the transaction. */
                     broadcast?: boolean;
                     /**

@@ -8,6 +8,7 @@ import {
   SignMessageBody,
   SignRawBody,
   SignTransactionBody,
+  SignTransactionBodyDocumented,
   SignTransactionResult,
   SignTypedDataBody,
 } from '../../schemas/signing.ts';
@@ -72,6 +73,10 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
   app.post(
     '/wallets/:walletId/sign-transaction',
     {
+      // The document shows `transaction` typed per wallet family; the route validates it in the wallet's adapter.
+      config: {
+        swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: SignTransactionBodyDocumented }, url }),
+      },
       schema: {
         ...common,
         operationId: 'signTransaction',
