@@ -24,6 +24,7 @@ import type { GeneratedIdentityKey, IdentitySignItem } from './identity-sign.ts'
 import type { GeneratedEciesKey, GeneratedKey } from './keygen.ts';
 import type { MigrateItem } from './share-migration.ts';
 import type { SignItem, SignResult } from './sign.ts';
+import { packSignItems } from './sign-batch.ts';
 
 /** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
 const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -75,7 +76,12 @@ export function createCryptoPool(options: { masterKey: MasterKeys; threads?: num
   });
   const sign = batcher.lane<SignItem, SignResult>({
     maxItemsPerTask: MAX_SIGNATURES_PER_TASK,
-    run: (items) => run({ kind: 'sign', items }),
+    run: (items) => {
+      const packed = packSignItems(items);
+      return pool.run({ kind: 'sign', packed }, { transferList: [packed.buffer as ArrayBuffer] }) as Promise<
+        CryptoResults['sign']
+      >;
+    },
   });
   const migrate = batcher.lane<MigrateItem, SealedBlob>({
     maxItemsPerTask: MAX_MIGRATIONS_PER_TASK,

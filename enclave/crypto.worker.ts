@@ -25,7 +25,8 @@ import {
 } from './keygen.ts';
 import type { Custody, Scheme } from './protocol.ts';
 import { type MigrateItem, migrateUserShare } from './share-migration.ts';
-import { type SignItem, type SignResult, signWithShares } from './sign.ts';
+import { type SignResult, signWithShares } from './sign.ts';
+import { unpackSignItems } from './sign-batch.ts';
 
 /** What the pool is created with: every master key the enclave holds, by key id. */
 export interface CryptoWorkerData {
@@ -46,7 +47,8 @@ export interface RewrapItem {
 
 export type CryptoTask =
   | { kind: 'generate'; sealWith: string; items: GenerateItem[] }
-  | { kind: 'sign'; items: SignItem[] }
+  /** `packSignItems` of the items (sign-batch.ts), its buffer transferred. */
+  | { kind: 'sign'; packed: Uint8Array }
   | { kind: 'migrate'; sealWith: string; items: MigrateItem[] }
   | { kind: 'rewrap'; sealWith: string; items: RewrapItem[] }
   | { kind: 'eciesGenerate'; sealWith: string }
@@ -103,7 +105,7 @@ export default function runCryptoTask(task: CryptoTask): CryptoResults[CryptoTas
     }
     case 'sign': {
       const keys = ring();
-      return eachItem(task.items, (item) => signWithShares(keys, item));
+      return eachItem(unpackSignItems(task.packed), (item) => signWithShares(keys, item));
     }
     case 'migrate': {
       const keys = ring(task.sealWith);
