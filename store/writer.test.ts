@@ -135,18 +135,56 @@ test('afterDurable hooks run once their batch is on disk, never for a write roll
   });
   await tick();
   assert.equal(ran.length, 0, 'committed, not yet synced: no hook has run');
-  // The next batch commits while the first one's sync is under way; its hook waits for its own sync.
+  // The next batch commits while the first one's sync is under way; its hook waits for a sync of its own, which
+  // starts only once the running one returns.
   const second = writer.write(() => writer.afterDurable(() => ran.push('second')));
   await tick();
-  assert.equal(syncs.length, 2);
+  assert.equal(syncs.length, 1, 'one fdatasync at a time');
   syncs[0]!(null);
   await kept;
   await assert.rejects(rolledBack, /this write fails/);
   assert.deepEqual(ran, ['kept']);
+  assert.equal(syncs.length, 2, 'the waiting batch got its own fdatasync when the first returned');
   syncs[1]!(Object.assign(new Error('EIO'), { code: 'EIO' }));
   await assert.rejects(second, { code: 'STORE_SYNC_FAILED' });
   assert.deepEqual(ran, ['kept'], 'a batch whose sync failed runs no hook');
   assert.throws(() => writer.afterDurable(() => undefined), /inside a write/);
+  writer.close();
+  sqlite.close();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('batches committed while an fdatasync runs share the next one, and none settles before it returns', async () => {
+  const { file, dir } = tempDb();
+  const { sqlite } = openServiceDb(file);
+  sqlite.exec('create table t (v integer)');
+  const syncs: Array<(err: NodeJS.ErrnoException | null) => void> = [];
+  const writer = createWriter(sqlite, { walFile: `${file}-wal`, datasync: (_fd, cb) => syncs.push(cb) });
+  const tick = () => new Promise((r) => setImmediate(r));
+  const settled: number[] = [];
+  const write = (v: number) =>
+    writer.write(() => sqlite.prepare('insert into t values (?)').run(v)).then(() => settled.push(v));
+  const first = write(1);
+  await tick();
+  // Three more batches, each committed in its own turn while the first fdatasync runs.
+  const later = [write(2)];
+  await tick();
+  later.push(write(3));
+  await tick();
+  later.push(write(4));
+  await tick();
+  assert.equal(syncs.length, 1);
+  assert.equal((sqlite.prepare('select count(*) as n from t').get() as { n: number }).n, 4, 'all four committed');
+  assert.deepEqual(settled, [], 'committed is not durable: nothing settles before its fdatasync');
+  syncs[0]!(null);
+  await first;
+  await tick();
+  assert.deepEqual(settled, [1]);
+  assert.equal(syncs.length, 2, 'one fdatasync for the three batches that waited');
+  syncs[1]!(null);
+  await Promise.all(later);
+  assert.deepEqual(settled, [1, 2, 3, 4]);
+  assert.equal(syncs.length, 2);
   writer.close();
   sqlite.close();
   fs.rmSync(dir, { recursive: true });

@@ -9,8 +9,9 @@ import { StoreError, wrapDriverError } from './errors.ts';
  * own savepoint so one failing write rolls back only itself. The database runs in WAL mode with
  * `synchronous = NORMAL`, so COMMIT appends the transaction to the WAL without waiting for the disk; the
  * writer then `fdatasync`s the WAL file on libuv's thread pool and settles the batch's promises only when
- * that returns. A resolved write is therefore on disk (as with `synchronous = FULL`), while the event loop
- * never blocks on the fsync and the next batch commits while the previous one is being synced.
+ * an fdatasync started after that COMMIT returns. A resolved write is therefore on disk (as with
+ * `synchronous = FULL`), while the event loop never blocks on the fsync and the next batches commit while
+ * the previous one is being synced (one fdatasync at a time covers all of them: `syncCommitted`).
  *
  * What follows for callers: act on the outside world (answer a partner, sign, broadcast) only after the
  * write's promise resolved. A read in the same process may see a committed batch a moment before its
@@ -51,6 +52,11 @@ export function createWriter(
   const release = sqlite.prepare('RELEASE w');
   const rollbackTo = sqlite.prepare('ROLLBACK TO w');
 
+  /** An fdatasync is running on the thread pool. */
+  let syncing = false;
+  /** Batches committed while it runs: the next fdatasync, started when it returns, covers them all. */
+  let waitingForSync: Array<(err: Error | null) => void> = [];
+
   /** Makes what was committed so far durable, then calls `done` (at once, synchronously, when `now`). */
   function sync(now: boolean, done: (err: Error | null) => void): void {
     if (!opts.walFile) {
@@ -66,6 +72,28 @@ export function createWriter(
     }
     if (now) done(null);
     else datasync(walFd, done);
+  }
+
+  /**
+   * Group sync: at most one fdatasync at a time. A batch committed while one runs waits for the next, which
+   * starts when the running one returns and covers every batch committed meanwhile (an fdatasync started after a
+   * COMMIT returned makes that commit durable). Under load this is one fsync per round of batches instead of one
+   * per batch, each running on its own thread-pool thread.
+   */
+  function syncCommitted(done: (err: Error | null) => void): void {
+    waitingForSync.push(done);
+    if (!syncing) startSync();
+  }
+
+  function startSync(): void {
+    const waiters = waitingForSync;
+    waitingForSync = [];
+    syncing = true;
+    sync(false, (err) => {
+      syncing = false;
+      for (const waiter of waiters) waiter(err);
+      if (waitingForSync.length > 0) startSync();
+    });
   }
 
   const settle = (job: Job, ok: boolean, value: unknown): void => {
@@ -116,7 +144,7 @@ export function createWriter(
       for (const j of jobs) settle(j, false, wrapDriverError(err));
       return;
     }
-    sync(now, (err) => {
+    const durable = (err: Error | null): void => {
       if (err) {
         // Committed but not known to be on disk: no caller may act on it.
         const e = new StoreError('STORE_SYNC_FAILED', 'the database could not be synced to disk', {
@@ -131,7 +159,9 @@ export function createWriter(
         settle(job, o.ok, o.value);
       });
       for (const hook of batchHooks) hook();
-    });
+    };
+    if (now) sync(true, durable);
+    else syncCommitted(durable);
   }
 
   return {
@@ -175,6 +205,10 @@ export function createWriter(
     /** Commits whatever is queued now and syncs it before returning; then closes the WAL handle (shutdown). */
     close(): void {
       flush(true);
+      // The synchronous fdatasync above covered the batches still waiting for a group sync.
+      const waiters = waitingForSync;
+      waitingForSync = [];
+      for (const waiter of waiters) waiter(null);
       if (walFd !== undefined) fs.closeSync(walFd);
       walFd = undefined;
     },

@@ -236,6 +236,16 @@ async function main(): Promise<void> {
         console.log(
           `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
         );
+      // The latency phase measures the steady state: the saturating phase's payments settle first (their
+      // confirmations would otherwise arrive all at once during it, a backlog no steady rate makes).
+      const settleStart = performance.now();
+      while (performance.now() - settleStart < 120_000) {
+        if ((await metric(svc.adminUrl, 'chain_poll_watched')) === 0) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      console.log(
+        `  the saturating phase's payments settled in ${((performance.now() - settleStart) / 1000).toFixed(1)} s`,
+      );
       // autocannon gives each connection an integer share of the rate: a connection count that divides it.
       const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
       await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
