@@ -425,6 +425,8 @@ describe('observe (recorded)', () => {
       environment: 'development',
       fetchFn: wrap ? wrap(served.fetchFn) : served.fetchFn,
       feeDataMaxAgeMs: 0,
+      // The recording's rounds read finalized nonces from the first round on.
+      nonceCheckAfterMs: 0,
     });
     const [dropped] = items(recording);
     await chain.buildTransfer(dropped!.from, {

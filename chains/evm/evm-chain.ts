@@ -12,7 +12,7 @@ import {
 } from '../payment-chain.ts';
 import { classifyBroadcastFailure } from './classify-broadcast-failure.ts';
 import { createRpcBatchPoster } from './create-rpc-batch-poster.ts';
-import { observeEvmTransactions } from './observe-evm-transactions.ts';
+import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
 import { parseEvmAddress } from './parse-evm-address.ts';
 import { parseEvmQuantity } from './parse-evm-quantity.ts';
 import { type RpcFailure, readRpcFailure } from './read-rpc-failure.ts';
@@ -43,7 +43,17 @@ export interface EvmChainConfig {
    * ceil(calls / limit) requests, sent at once, all counted in `roundTrips`.
    */
   maxBatchSize?: number;
+  /**
+   * How long a broadcast transaction may go without a receipt before polling rounds read its sender's finalized
+   * nonce to prove it replaced (default 10,000 ms; 0 checks from the first round). See `EvmObserveMemory`.
+   */
+  nonceCheckAfterMs?: number;
+  /** The clock of the observer's memory (tests). */
+  now?: () => number;
 }
+
+/** See `EvmChainConfig.nonceCheckAfterMs`. */
+export const DEFAULT_NONCE_CHECK_AFTER_MS = 10_000;
 
 /** Blocks of fee history read for the tip, and the reward percentile read per block. */
 const FEE_HISTORY_BLOCKS = 10;
@@ -149,6 +159,10 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     timeoutMs,
     ...(config.fetchFn ? { fetchFn: config.fetchFn } : {}),
     ...(config.maxBatchSize ? { maxBatchSize: config.maxBatchSize } : {}),
+  });
+  const observeMemory = createEvmObserveMemory({
+    nonceCheckAfterMs: config.nonceCheckAfterMs ?? DEFAULT_NONCE_CHECK_AFTER_MS,
+    ...(config.now ? { now: config.now } : {}),
   });
 
   async function fetchFeeQuote(): Promise<FeeQuote> {
@@ -404,7 +418,7 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     },
 
     observe(items) {
-      return observeEvmTransactions(poster, items);
+      return observeEvmTransactions(poster, items, observeMemory);
     },
   };
 }

@@ -58,11 +58,59 @@ function included(receipt: Receipt, finalized: bigint): Observation {
 }
 
 /**
+ * What one chain's observer carries from a round to the next, so that a round asks the node only what may have
+ * changed. Losing it (a restart) costs lookups, never a wrong answer.
+ */
+export interface EvmObserveMemory {
+  /**
+   * Inclusions seen before they were final, by hash: not looked up again until the finalized block reaches their
+   * block. Then their receipt is read once more, after the finalized number, which is what proves them final (a
+   * reorganization meanwhile shows as another block or no receipt).
+   */
+  readonly awaitingFinality: Map<string, { blockNumber: bigint; observation: Observation; seenAt: number }>;
+  /** By hash: when a round first found no receipt (the finalized-nonce check waits `nonceCheckAfterMs` from it). */
+  readonly missingSince: Map<string, { since: number; seenAt: number }>;
+  /**
+   * How long a transaction without a receipt goes before its sender's finalized nonce is read to prove it
+   * replaced. A just-broadcast transaction has no receipt yet in the normal course; asking about every one of them
+   * every round is most of a busy round's calls for an outcome that is rare and not urgent.
+   */
+  readonly nonceCheckAfterMs: number;
+  readonly now: () => number;
+  lastSweep: number;
+}
+
+/** Entries of a hash no round has asked about for this long are forgotten. */
+const MEMORY_TTL_MS = 10 * 60_000;
+
+export function createEvmObserveMemory(opts: { nonceCheckAfterMs: number; now?: () => number }): EvmObserveMemory {
+  const now = opts.now ?? Date.now;
+  return {
+    awaitingFinality: new Map(),
+    missingSince: new Map(),
+    nonceCheckAfterMs: opts.nonceCheckAfterMs,
+    now,
+    lastSweep: now(),
+  };
+}
+
+function sweep(memory: EvmObserveMemory, at: number): void {
+  if (at - memory.lastSweep < MEMORY_TTL_MS / 10) return;
+  memory.lastSweep = at;
+  for (const map of [memory.awaitingFinality, memory.missingSince] as Array<Map<string, { seenAt: number }>>) {
+    for (const [hash, entry] of map) if (at - entry.seenAt > MEMORY_TTL_MS) map.delete(hash);
+  }
+}
+
+/**
  * One polling round over EVM transactions in at most three rounds of HTTP requests whatever the item count
  * (one request per round unless `maxBatchSize` splits a round):
- * 1. `eth_getBlockByNumber('finalized')` and `eth_getTransactionReceipt` of every hash, in one batch.
- * 2. Only for items without a receipt that carry a nonce: `eth_getTransactionCount(from, 'finalized')` once per
- *    distinct sender.
+ * 1. `eth_getBlockByNumber('finalized')` and `eth_getTransactionReceipt` of every hash, in one batch; with a
+ *    `memory`, of every hash except those already seen included in a block the finalized one has not reached.
+ * 2. Only for items without a receipt that carry a nonce (with a `memory`: that have had none for
+ *    `nonceCheckAfterMs`): `eth_getTransactionCount(from, 'finalized')` once per distinct sender; in the same
+ *    batch, the receipts of remembered inclusions the finalized block now reaches, except those in the finalized
+ *    block itself (same number and hash), which are final without a call.
  * 3. Only for items whose sender's finalized nonce is past their nonce: their receipts again. This round, read
  *    after the finalized nonce, is what proves `nonce_consumed`: the finalized transaction holding that nonce is
  *    in a block that can no longer change, so if it were this hash the node would show its receipt. (Round 1
@@ -73,6 +121,7 @@ function included(receipt: Receipt, finalized: bigint): Observation {
 export async function observeEvmTransactions(
   poster: Pick<RpcBatchPoster, 'post'>,
   items: readonly ObserveItem[],
+  memory?: EvmObserveMemory,
 ): Promise<ObserveRound> {
   const byHash = new Map<string, ObserveItem>();
   items.forEach((item, i) => {
@@ -91,12 +140,21 @@ export async function observeEvmTransactions(
   });
   const observations = new Map<string, Observation>();
   if (byHash.size === 0) return { observations, roundTrips: 0 };
-  const hashes = [...byHash.keys()];
+  const at = memory?.now() ?? 0;
+  const lookups: string[] = [];
+  const remembered: string[] = [];
+  for (const hash of byHash.keys()) {
+    const entry = memory?.awaitingFinality.get(hash);
+    if (entry) {
+      entry.seenAt = at;
+      remembered.push(hash);
+    } else lookups.push(hash);
+  }
   let roundTrips = 0;
 
   const first = await poster.post([
     { method: 'eth_getBlockByNumber', params: ['finalized', false] },
-    ...hashes.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
+    ...lookups.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
   ]);
   roundTrips += first.requests;
   const block = resultOf(first.answers[0], 'finalized block');
@@ -104,24 +162,68 @@ export async function observeEvmTransactions(
   if (typeof finalizedNumber !== 'string' || !QUANTITY.test(finalizedNumber)) throw unusable('finalized block');
   const finalized = BigInt(finalizedNumber);
 
-  const candidates: ObserveItem[] = [];
-  hashes.forEach((hash, i) => {
-    const receipt = readReceipt(first.answers[i + 1]);
+  /** Records what a receipt (or its absence) says about `hash`, in the observations and the memory. */
+  const observe = (hash: string, receipt: Receipt | undefined): void => {
     if (receipt) {
-      observations.set(hash, included(receipt, finalized));
+      const observation = included(receipt, finalized);
+      observations.set(hash, observation);
+      memory?.missingSince.delete(hash);
+      if (observation.status === 'included' && !observation.final) {
+        memory?.awaitingFinality.set(hash, { blockNumber: receipt.blockNumber, observation, seenAt: at });
+      } else memory?.awaitingFinality.delete(hash);
       return;
     }
     observations.set(hash, { status: 'unknown' });
+    memory?.awaitingFinality.delete(hash);
+  };
+  /** Whether an item without a receipt is due its finalized-nonce check this round. */
+  const nonceDue = (hash: string): boolean => {
+    if (!memory) return true;
+    const missing = memory.missingSince.get(hash);
+    if (!missing) {
+      memory.missingSince.set(hash, { since: at, seenAt: at });
+      return memory.nonceCheckAfterMs <= 0;
+    }
+    missing.seenAt = at;
+    return at - missing.since >= memory.nonceCheckAfterMs;
+  };
+
+  const candidates: ObserveItem[] = [];
+  lookups.forEach((hash, i) => {
+    const receipt = readReceipt(first.answers[i + 1]);
+    observe(hash, receipt);
+    if (receipt) return;
     const item = byHash.get(hash)!;
-    if (item.nonce !== undefined) candidates.push(item);
+    if (item.nonce !== undefined && nonceDue(hash)) candidates.push(item);
   });
-  if (candidates.length === 0) return { observations, roundTrips };
+  const finalizedHash = (block as { hash?: unknown }).hash;
+  const recheck: string[] = [];
+  for (const hash of remembered) {
+    const entry = memory!.awaitingFinality.get(hash)!;
+    if (entry.blockNumber > finalized) observations.set(hash, entry.observation);
+    else if (
+      entry.blockNumber === finalized &&
+      entry.observation.status === 'included' &&
+      entry.observation.blockHash === finalizedHash
+    ) {
+      // Its block is the finalized block itself (the same hash commits to the same transactions and receipts): final
+      // without another call. This is the steady case when rounds follow the finalized block one at a time.
+      observations.set(hash, { ...entry.observation, final: true });
+      memory!.awaitingFinality.delete(hash);
+    } else recheck.push(hash);
+  }
+  if (memory) sweep(memory, at);
+  if (candidates.length === 0 && recheck.length === 0) return { observations, roundTrips };
 
   const senders = [...new Set(candidates.map((item) => item.from.toLowerCase()))];
-  const second = await poster.post(
-    senders.map((sender) => ({ method: 'eth_getTransactionCount', params: [sender, 'finalized'] })),
-  );
+  const second = await poster.post([
+    ...senders.map((sender) => ({ method: 'eth_getTransactionCount', params: [sender, 'finalized'] })),
+    ...recheck.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
+  ]);
   roundTrips += second.requests;
+  recheck.forEach((hash, i) => {
+    observe(hash, readReceipt(second.answers[senders.length + i]));
+  });
   const finalizedNonces = new Map<string, bigint>();
   senders.forEach((sender, i) => {
     const count = resultOf(second.answers[i], 'finalized account nonce');
@@ -137,10 +239,8 @@ export async function observeEvmTransactions(
   roundTrips += third.requests;
   consumed.forEach((item, i) => {
     const receipt = readReceipt(third.answers[i]);
-    observations.set(
-      item.hash,
-      receipt ? included(receipt, finalized) : { status: 'dropped', reason: 'nonce_consumed' },
-    );
+    if (receipt) observe(item.hash, receipt);
+    else observations.set(item.hash, { status: 'dropped', reason: 'nonce_consumed' });
   });
   return { observations, roundTrips };
 }

@@ -3,7 +3,7 @@
  * Prints figures; asserts nothing. Run: `npm run bench:transfers`.
  *
  *   BENCH_TRANSFERS        transfers in each throughput phase, one per wallet (default 3000)
- *   BENCH_RATE             offered rate of the latency phase (default 300/s)
+ *   BENCH_RATE             steady rate of the latency phase, open loop (default 300/s)
  *   BENCH_CONNECTIONS      autocannon connections (default 64)
  *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
  *   BENCH_ONLY             comma list: throughput,pending (default both)
@@ -26,6 +26,7 @@ import { startAnvil } from '../../fixtures/anvil.ts';
 import { rpc } from '../../fixtures/evm-helpers.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+import { formatPaced, pacedLoad } from './paced-load.ts';
 import { applianceProcesses, withCpu } from './process-cpu.ts';
 
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 3000);
@@ -129,29 +130,19 @@ async function nodeRawRate(rpcUrl: string, count: number): Promise<number> {
 }
 
 /**
- * anvil's own latency for eth_sendRawTransaction of pre-signed transfers offered at `rate`/s (the latency
+ * anvil's own latency for eth_sendRawTransaction of pre-signed transfers sent at a steady `rate`/s (the latency
  * phase's load, without the service): the floor under the service's p99, since a transfer's answer waits for
  * the node's.
  */
-async function nodeLatencyAtRate(rpcUrl: string, count: number, rate: number, connections: number) {
+async function nodeLatencyAtRate(rpcUrl: string, count: number, rate: number) {
   const raws = await presignedTransfers(rpcUrl, count, 100_000);
-  let next = 0;
-  return autocannon({
-    url: rpcUrl,
-    connections,
-    amount: count,
-    overallRate: rate,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raws[next++]] }),
-        }),
-      },
-    ],
-  });
+  const url = new URL(rpcUrl);
+  return pacedLoad(url.origin, rate, count, (i) => ({
+    method: 'POST',
+    path: url.pathname,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raws[i]] }),
+  }));
 }
 
 async function metric(adminUrl: string, name: string): Promise<number> {
@@ -196,12 +187,11 @@ async function main(): Promise<void> {
         wallets.map((w) => w.address),
       );
       let n = 0;
-      const phase = async (name: string, rate?: number, connections = CONNECTIONS) => {
+      const phase = async (name: string) => {
         const r = await autocannon({
           url: svc.url,
-          connections,
+          connections: CONNECTIONS,
           amount: TRANSFERS,
-          ...(rate ? { overallRate: rate } : {}),
           requests: [
             {
               method: 'POST',
@@ -246,13 +236,18 @@ async function main(): Promise<void> {
       console.log(
         `  the saturating phase's payments settled in ${((performance.now() - settleStart) / 1000).toFixed(1)} s`,
       );
-      // autocannon gives each connection an integer share of the rate: a connection count that divides it.
-      const rateConnections = [60, 50, 40, 30, 20, 10, 5, 1].find((c) => RATE % c === 0 && RATE / c >= 1) ?? 1;
-      await phase(`transfers offered at ${RATE}/s (${rateConnections} connections)`, RATE, rateConnections);
-      const node = await nodeLatencyAtRate(anvil.rpcUrl, TRANSFERS, RATE, rateConnections);
-      console.log(
-        `node alone: pre-signed eth_sendRawTransaction offered at ${RATE}/s   p50 ${node.latency.p50} ms   p99 ${node.latency.p99} ms   max ${node.latency.max} ms   non-2xx/errors ${node.non2xx + node.errors + node.timeouts}`,
-      );
+      const paced = await pacedLoad(svc.url, RATE, TRANSFERS, () => {
+        const w = wallets[n++]!;
+        return {
+          method: 'POST',
+          path: `/v1/wallets/${w.id}/transfer`,
+          headers,
+          body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
+        };
+      });
+      console.log(`${`transfers at a steady ${RATE}/s (open loop)`.padEnd(40)} ${formatPaced(paced)}`);
+      const node = await nodeLatencyAtRate(anvil.rpcUrl, TRANSFERS, RATE);
+      console.log(`${`node alone: raw transactions at ${RATE}/s`.padEnd(40)} ${formatPaced(node)}`);
       const raw = await nodeRawRate(anvil.rpcUrl, 3000);
       console.log(
         `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); saturating transfers are ${(most / raw).toFixed(2)} of it`,
