@@ -7,6 +7,7 @@
  *                      workers right after it listens, which competes with the first seconds of load
  *   BENCH_PROFILE=1    write V8 CPU profiles of the API and the enclave during each sign phase (the service's
  *                      temporary directory, wcs-profile-<pid>.cpuprofile)
+ *   BENCH_SIGN_CONNECTIONS  autocannon connections of the sign phases (default 64)
  *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana,sign-mixed (default all)
  *
  * The sign phases first measure, before the service starts (so nothing else competes), the raw in-process signing
@@ -34,6 +35,8 @@ const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
+/** Connections of the sign phases (the issue's figures are at 64). */
+const SIGN_CONNECTIONS = Number(process.env['BENCH_SIGN_CONNECTIONS'] ?? 64);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
 
 /** Requests per second of a bare Fastify POST route in its own process, loaded like sign-message. */
@@ -199,7 +202,7 @@ async function main(): Promise<void> {
         () =>
           autocannon({
             url: svc.url,
-            connections: 64,
+            connections: SIGN_CONNECTIONS,
             duration: SECONDS,
             requests: [
               {
@@ -213,7 +216,7 @@ async function main(): Promise<void> {
       );
       toggleProfiles();
       const gc = (await apiGcSeconds(svc.adminUrl)) - gcBefore;
-      report(`POST sign-message (${type}), 64 conns`, r);
+      report(`POST sign-message (${type}), ${SIGN_CONNECTIONS} conns`, r);
       console.log(`  API garbage collection: ${((gc / r.requests.total) * 1e6).toFixed(1)} µs per request`);
       if (PROFILE)
         console.log(
