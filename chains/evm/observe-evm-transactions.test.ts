@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RpcAnswer, RpcCall } from './create-rpc-batch-poster.ts';
-import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
+import { createEvmObserveMemory, observeEvmTransactions, RECHECK_INCLUDED_MS } from './observe-evm-transactions.ts';
 
 const FROM = `0x${'11'.repeat(20)}`;
 const hashOf = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
@@ -134,6 +134,23 @@ describe('observeEvmTransactions with a memory', () => {
     // Forgotten: the next round looks `gone` up with the others in its first request.
     const next = await round(node, memory, [{ hash: gone }]);
     assert.deepEqual(next.batches[0]!.slice(1), [{ method: 'eth_getTransactionReceipt', params: [gone] }]);
+  });
+
+  it('reads a remembered inclusion again after a minute, and follows a reorganization that dropped it', async () => {
+    const node = fakeNode();
+    let now = 0;
+    const memory = createEvmObserveMemory({ nonceCheckAfterMs: 0, now: () => now });
+    const a = hashOf(1);
+    node.mined.set(a, { block: 40, success: true });
+    await round(node, memory, [{ hash: a }]);
+    now += RECHECK_INCLUDED_MS - 1;
+    assert.deepEqual((await round(node, memory, [{ hash: a }])).receipts, []);
+    node.mined.delete(a);
+    now += 1;
+    const recheck = await round(node, memory, [{ hash: a }]);
+    assert.deepEqual(recheck.batches[0]!.slice(1), [{ method: 'eth_getTransactionReceipt', params: [a] }]);
+    assert.deepEqual(recheck.observations.get(a), { status: 'unknown' });
+    assert.equal(memory.awaitingFinality.has(a), false);
   });
 
   it('reads the finalized nonce of a transaction without a receipt only once it has had none for nonceCheckAfterMs', async () => {

@@ -64,10 +64,14 @@ function included(receipt: Receipt, finalized: bigint): Observation {
 export interface EvmObserveMemory {
   /**
    * Inclusions seen before they were final, by hash: not looked up again until the finalized block reaches their
-   * block. Then their receipt is read once more, after the finalized number, which is what proves them final (a
-   * reorganization meanwhile shows as another block or no receipt).
+   * block, or `RECHECK_INCLUDED_MS` passed (so a reorganization that drops one is seen within a minute, not only
+   * once finality reaches its old height: minutes on Ethereum). Then their receipt is read once more, after the
+   * finalized number, which is what proves them final (a reorganization meanwhile shows as another block or none).
    */
-  readonly awaitingFinality: Map<string, { blockNumber: bigint; observation: Observation; seenAt: number }>;
+  readonly awaitingFinality: Map<
+    string,
+    { blockNumber: bigint; observation: Observation; seenAt: number; checkedAt: number }
+  >;
   /** By hash: when a round first found no receipt (the finalized-nonce check waits `nonceCheckAfterMs` from it). */
   readonly missingSince: Map<string, { since: number; seenAt: number }>;
   /**
@@ -79,6 +83,9 @@ export interface EvmObserveMemory {
   readonly now: () => number;
   lastSweep: number;
 }
+
+/** A remembered inclusion's receipt is read again at least this often while it waits for finality. */
+export const RECHECK_INCLUDED_MS = 60_000;
 
 /** Entries of a hash no round has asked about for this long are forgotten. */
 const MEMORY_TTL_MS = 10 * 60_000;
@@ -106,7 +113,8 @@ function sweep(memory: EvmObserveMemory, at: number): void {
  * One polling round over EVM transactions in at most three rounds of HTTP requests whatever the item count
  * (one request per round unless `maxBatchSize` splits a round):
  * 1. `eth_getBlockByNumber('finalized')` and `eth_getTransactionReceipt` of every hash, in one batch; with a
- *    `memory`, of every hash except those already seen included in a block the finalized one has not reached.
+ *    `memory`, of every hash except those seen included (within the last minute) in a block the finalized one has
+ *    not reached.
  * 2. Only for items without a receipt that carry a nonce (with a `memory`: that have had none for
  *    `nonceCheckAfterMs`): `eth_getTransactionCount(from, 'finalized')` once per distinct sender; in the same
  *    batch, the receipts of remembered inclusions the finalized block now reaches, except those in the finalized
@@ -145,7 +153,7 @@ export async function observeEvmTransactions(
   const remembered: string[] = [];
   for (const hash of byHash.keys()) {
     const entry = memory?.awaitingFinality.get(hash);
-    if (entry) {
+    if (entry && at - entry.checkedAt < RECHECK_INCLUDED_MS) {
       entry.seenAt = at;
       remembered.push(hash);
     } else lookups.push(hash);
@@ -169,7 +177,12 @@ export async function observeEvmTransactions(
       observations.set(hash, observation);
       memory?.missingSince.delete(hash);
       if (observation.status === 'included' && !observation.final) {
-        memory?.awaitingFinality.set(hash, { blockNumber: receipt.blockNumber, observation, seenAt: at });
+        memory?.awaitingFinality.set(hash, {
+          blockNumber: receipt.blockNumber,
+          observation,
+          seenAt: at,
+          checkedAt: at,
+        });
       } else memory?.awaitingFinality.delete(hash);
       return;
     }
