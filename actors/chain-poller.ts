@@ -28,7 +28,7 @@ export const MAX_RESENT_PER_ROUND = 1_000;
  * Deliveries to payment actors in flight at once during a round. Each chunk's actor steps are written in one group
  * commit that holds the event loop while it runs (about 0.1 ms a delivery): 64 keep that under ~10 ms, where a
  * block's 300 confirmations in one chunk stalled every request in flight for 30–50 ms (measured with
- * `npm run bench:transfers`; the steady-rate p99 went from 171–395 ms to 126–136 ms with this and the EVM
+ * `npm run bench:transfers`; the steady-rate p99 went from 171–395 ms to 106–191 ms with this and the EVM
  * observer's memory).
  */
 const DELIVERY_CONCURRENCY = 64;

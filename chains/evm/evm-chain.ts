@@ -48,8 +48,6 @@ export interface EvmChainConfig {
    * nonce to prove it replaced (default 10,000 ms; 0 checks from the first round). See `EvmObserveMemory`.
    */
   nonceCheckAfterMs?: number;
-  /** The clock of the observer's memory (tests). */
-  now?: () => number;
 }
 
 /** See `EvmChainConfig.nonceCheckAfterMs`. */
@@ -162,7 +160,6 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
   });
   const observeMemory = createEvmObserveMemory({
     nonceCheckAfterMs: config.nonceCheckAfterMs ?? DEFAULT_NONCE_CHECK_AFTER_MS,
-    ...(config.now ? { now: config.now } : {}),
   });
 
   async function fetchFeeQuote(): Promise<FeeQuote> {
