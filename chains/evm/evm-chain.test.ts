@@ -325,6 +325,65 @@ describe('createEvmChain against anvil', () => {
     mined.push({ hash, from, nonce });
   });
 
+  it('follows a reorganization under a remembered inclusion: final only in the block the finalized chain holds', async () => {
+    // Two transfers are seen included (and remembered) in block n; block n is then rolled back. One comes back in the
+    // new block n, the other is dropped. When the finalized block reaches n, its hash is not the remembered one: the
+    // observer must read the receipts again rather than report either as final from memory.
+    await setAutomine(anvil.rpcUrl, false);
+    try {
+      const [again, gone] = [key(8), key(9)];
+      const raws: `0x${string}`[] = [];
+      const items: ObserveItem[] = [];
+      for (const sender of [again, gone]) {
+        const from = addressOf(sender);
+        const payment = (await chain.buildTransfer(from, {
+          kind: 'NATIVE',
+          to: randomAddress(),
+          value: '5',
+        })) as EvmUnsignedPayment;
+        const nonce = await chain.pendingNonce!(from);
+        const raw = await sign(sender, payment, nonce);
+        await chain.broadcast(raw);
+        raws.push(raw);
+        items.push({ hash: keccak256(raw), from, nonce });
+      }
+      await mine(anvil.rpcUrl, 1);
+      const seen = await chain.observe(items);
+      const oldBlock = seen.observations.get(items[0]!.hash) as {
+        status: string;
+        final: boolean;
+        blockHash: string;
+        blockNumber: string;
+      };
+      assert.equal(oldBlock.status, 'included');
+      assert.equal(oldBlock.final, false);
+
+      await rpc(anvil.rpcUrl, 'anvil_rollback', [1]);
+      await dropTransaction(anvil.rpcUrl, items[1]!.hash);
+      // The rolled-back transactions return to the pool (or are sent again, as the poller would): the first is mined
+      // again, in a block of the same number and another hash.
+      await rpc(anvil.rpcUrl, 'eth_sendRawTransaction', [raws[0]]).catch(() => undefined);
+      await mine(anvil.rpcUrl, 3);
+      assert.ok((await blockNumber(anvil.rpcUrl, 'finalized')) >= BigInt(oldBlock.blockNumber));
+
+      const after = await chain.observe(items);
+      const receipt = await rpc<{ blockHash: string; blockNumber: string }>(anvil.rpcUrl, 'eth_getTransactionReceipt', [
+        items[0]!.hash,
+      ]);
+      assert.notEqual(receipt.blockHash, oldBlock.blockHash, 'the reorganization moved it to another block');
+      assert.deepEqual(after.observations.get(items[0]!.hash), {
+        status: 'included',
+        final: true,
+        success: true,
+        blockNumber: BigInt(receipt.blockNumber).toString(),
+        blockHash: receipt.blockHash,
+      });
+      assert.deepEqual(after.observations.get(items[1]!.hash), { status: 'unknown' });
+    } finally {
+      await setAutomine(anvil.rpcUrl, true);
+    }
+  });
+
   it('proves a dropped transaction whose nonce another one took, once that one is final', async () => {
     const sender = key(6);
     const from = addressOf(sender);
