@@ -44,6 +44,11 @@ function randomAddress(): `0x${string}` {
   return addressOf(generatePrivateKey());
 }
 
+/** A native transfer of `value` wei from `from` to a fresh address, built by the chain under test. */
+async function buildNative(from: string, value: string): Promise<EvmUnsignedPayment> {
+  return (await chain.buildTransfer(from, { kind: 'NATIVE', to: randomAddress(), value })) as EvmUnsignedPayment;
+}
+
 /** Signs a built payment the way the service will: through prepareEvmTransaction, with the allocated nonce. */
 async function sign(
   privateKey: `0x${string}`,
@@ -241,11 +246,7 @@ describe('createEvmChain against anvil', () => {
   it("builds an unfunded wallet's native transfer, and the broadcast fails for insufficient funds", async () => {
     const poorKey = generatePrivateKey();
     const from = addressOf(poorKey);
-    const payment = (await chain.buildTransfer(from, {
-      kind: 'NATIVE',
-      to: randomAddress(),
-      value: '1000000000000000000',
-    })) as EvmUnsignedPayment;
+    const payment = await buildNative(from, '1000000000000000000');
     assert.equal(payment.gasLimit, '25200');
     const nonce = await chain.pendingNonce!(from);
     assert.equal(nonce, 0);
@@ -258,11 +259,7 @@ describe('createEvmChain against anvil', () => {
 
   it('refuses a used nonce with NONCE_TOO_LOW', async () => {
     const from = addressOf(key(3));
-    const payment = (await chain.buildTransfer(from, {
-      kind: 'NATIVE',
-      to: randomAddress(),
-      value: '5',
-    })) as EvmUnsignedPayment;
+    const payment = await buildNative(from, '5');
     const nonce = await chain.pendingNonce!(from);
     await chain.broadcast(await sign(key(3), payment, nonce));
     const other = { ...payment, value: '6' };
@@ -271,11 +268,7 @@ describe('createEvmChain against anvil', () => {
 
   it('accepts a rebroadcast of the same bytes, pending and mined', async () => {
     const from = addressOf(key(4));
-    const payment = (await chain.buildTransfer(from, {
-      kind: 'NATIVE',
-      to: randomAddress(),
-      value: '7',
-    })) as EvmUnsignedPayment;
+    const payment = await buildNative(from, '7');
     await setAutomine(anvil.rpcUrl, false);
     try {
       const nonce = await chain.pendingNonce!(from);
@@ -304,11 +297,7 @@ describe('createEvmChain against anvil', () => {
       'final',
       'EXECUTION_FAILED',
     );
-    const payment = (await chain.buildTransfer(from, {
-      kind: 'NATIVE',
-      to: randomAddress(),
-      value: '1',
-    })) as EvmUnsignedPayment;
+    const payment = await buildNative(from, '1');
     const nonce = await chain.pendingNonce!(from);
     // An explicit gas limit skips estimation: the node mines the call, which reverts.
     const raw = await sign(key(5), payment, nonce, { to: reverter, gas: 100_000n });
@@ -336,11 +325,7 @@ describe('createEvmChain against anvil', () => {
       const items: ObserveItem[] = [];
       for (const sender of [again, gone]) {
         const from = addressOf(sender);
-        const payment = (await chain.buildTransfer(from, {
-          kind: 'NATIVE',
-          to: randomAddress(),
-          value: '5',
-        })) as EvmUnsignedPayment;
+        const payment = await buildNative(from, '5');
         const nonce = await chain.pendingNonce!(from);
         const raw = await sign(sender, payment, nonce);
         await chain.broadcast(raw);
@@ -387,11 +372,7 @@ describe('createEvmChain against anvil', () => {
   it('proves a dropped transaction whose nonce another one took, once that one is final', async () => {
     const sender = key(6);
     const from = addressOf(sender);
-    const payment = (await chain.buildTransfer(from, {
-      kind: 'NATIVE',
-      to: randomAddress(),
-      value: '11',
-    })) as EvmUnsignedPayment;
+    const payment = await buildNative(from, '11');
     await setAutomine(anvil.rpcUrl, false);
     try {
       const nonce = await chain.pendingNonce!(from);
