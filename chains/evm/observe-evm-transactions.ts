@@ -41,7 +41,7 @@ function readReceipt(answer: RpcAnswer | undefined): Receipt | undefined {
   return { blockNumber: BigInt(blockNumber), blockHash, success: status === '0x1' };
 }
 
-function included(receipt: Receipt, finalized: bigint): Observation {
+function included(receipt: Receipt, finalized: bigint): IncludedObservation {
   return {
     status: 'included',
     // The node answers receipts from its canonical chain only, and never reorganizes that chain at or below its
@@ -57,6 +57,9 @@ function included(receipt: Receipt, finalized: bigint): Observation {
   };
 }
 
+/** What a receipt shows. */
+type IncludedObservation = Extract<Observation, { status: 'included' }>;
+
 /**
  * What one chain's observer carries from a round to the next, so that a round asks the node only what may have
  * changed. Losing it (a restart) costs lookups, never a wrong answer.
@@ -70,7 +73,7 @@ export interface EvmObserveMemory {
    */
   readonly awaitingFinality: Map<
     string,
-    { blockNumber: bigint; observation: Observation; seenAt: number; checkedAt: number }
+    { blockNumber: bigint; observation: IncludedObservation; seenAt: number; checkedAt: number }
   >;
   /** By hash: when a round first found no receipt (the finalized-nonce check waits `nonceCheckAfterMs` from it). */
   readonly missingSince: Map<string, { since: number; seenAt: number }>;
@@ -176,7 +179,7 @@ export async function observeEvmTransactions(
       const observation = included(receipt, finalized);
       observations.set(hash, observation);
       memory?.missingSince.delete(hash);
-      if (observation.status === 'included' && !observation.final) {
+      if (!observation.final) {
         memory?.awaitingFinality.set(hash, {
           blockNumber: receipt.blockNumber,
           observation,
@@ -214,11 +217,7 @@ export async function observeEvmTransactions(
   for (const hash of remembered) {
     const entry = memory!.awaitingFinality.get(hash)!;
     if (entry.blockNumber > finalized) observations.set(hash, entry.observation);
-    else if (
-      entry.blockNumber === finalized &&
-      entry.observation.status === 'included' &&
-      entry.observation.blockHash === finalizedHash
-    ) {
+    else if (entry.blockNumber === finalized && entry.observation.blockHash === finalizedHash) {
       // Its block is the finalized block itself (the same hash commits to the same transactions and receipts): final
       // without another call. This is the steady case when rounds follow the finalized block one at a time.
       observations.set(hash, { ...entry.observation, final: true });
