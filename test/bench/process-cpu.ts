@@ -32,13 +32,23 @@ export function applianceProcesses(supervisorPid: number, others: Record<string,
   return out;
 }
 
-/** CPU seconds of each thread of a process, by thread id. */
-function threadSeconds(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
+/** Times a thread has gone to sleep (its voluntary context switches): each one costs a wake-up later. */
+function sleeps(pid: number, tid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU seconds and sleeps of each thread of a process, by thread id. */
+function threadSeconds(pid: number): Map<number, { seconds: number; sleeps: number }> {
+  const out = new Map<number, { seconds: number; sleeps: number }>();
   try {
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
       const t = cpuTimes(pid, Number(tid));
-      out.set(Number(tid), t.user + t.system);
+      out.set(Number(tid), { seconds: t.user + t.system, sleeps: sleeps(pid, Number(tid)) });
     }
   } catch {
     // gone
@@ -49,7 +59,8 @@ function threadSeconds(pid: number): Map<number, number> {
 /**
  * Runs `work` and prints the CPU each process spent per unit (`count()` units done, named `unit`) during it; for
  * the service's processes (api, enclave), also their busiest threads (the main thread is the one whose id is the
- * process id; worker threads, libuv's pool and V8's helpers are the others).
+ * process id; worker threads, libuv's pool and V8's helpers are the others) with the times each went to sleep per
+ * unit: every sleep is a wake-up later, which on a virtual machine's other core costs an interrupt.
  */
 export async function withCpu<T>(
   procs: Record<string, number>,
@@ -78,12 +89,16 @@ export async function withCpu<T>(
     if (pid === undefined) continue;
     const was = threadsBefore[name]!;
     const threads = [...threadSeconds(pid)]
-      .map(([tid, seconds]) => ({ tid, used: seconds - (was.get(tid) ?? 0) }))
+      .map(([tid, now]) => ({
+        tid,
+        used: now.seconds - (was.get(tid)?.seconds ?? 0),
+        sleeps: now.sleeps - (was.get(tid)?.sleeps ?? 0),
+      }))
       .filter((t) => t.used > 0)
       .sort((a, b) => b.used - a.used)
       .slice(0, 5);
     console.log(
-      `    ${name} threads: ${threads.map((t) => `${t.tid === pid ? 'main' : t.tid} ${µs(t.used)} µs`).join(', ')}`,
+      `    ${name} threads: ${threads.map((t) => `${t.tid === pid ? 'main' : t.tid} ${µs(t.used)} µs ${(t.sleeps / n).toFixed(2)} sleeps`).join(', ')}`,
     );
   }
   return result;

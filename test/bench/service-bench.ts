@@ -7,6 +7,8 @@
  *                      workers right after it listens, which competes with the first seconds of load
  *   BENCH_PROFILE=1    write V8 CPU profiles of the API and the enclave during each sign phase (the service's
  *                      temporary directory, wcs-profile-<pid>.cpuprofile)
+ *   BENCH_PERF=1       during each sign phase, sample every CPU with perf (perf-breakdown.ts) and print the CPU per
+ *                      request of each thread group by what it ran (needs perf and root)
  *   BENCH_SIGN_CONNECTIONS  autocannon connections of the sign phases (default 64)
  *   BENCH_ONLY         comma list of phases: startup,create,get,sign-evm,sign-solana,sign-mixed (default all)
  *
@@ -27,6 +29,7 @@ import autocannon from 'autocannon';
 import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+import { perfAvailable, printBreakdown, recordMachine, removeV8Logs, threadIds } from './perf-breakdown.ts';
 import { applianceProcesses, withCpu } from './process-cpu.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
@@ -35,6 +38,7 @@ const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 /** Requests per second of the small requests in sign-mixed. */
 const LIGHT_RATE = 1000;
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
+const PERF = process.env['BENCH_PERF'] === '1';
 /** Connections of the sign phases (the issue's figures are at 64). */
 const SIGN_CONNECTIONS = Number(process.env['BENCH_SIGN_CONNECTIONS'] ?? 64);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
@@ -91,6 +95,9 @@ function report(name: string, r: autocannon.Result): void {
       r.latency.p99,
     ).padStart(4)} ms   max ${r.latency.max} ms   total ${r.requests.total}   non-2xx/errors ${non2xx}`,
   );
+  console.log(
+    `  latency ms: p75 ${r.latency.p75} p90 ${r.latency.p90} p97.5 ${r.latency.p97_5} p99.9 ${r.latency.p99_9}`,
+  );
 }
 
 /** `count` ready wallets of `type`, created one after another. */
@@ -108,6 +115,7 @@ async function createWallets(url: string, headers: Record<string, string>, type:
 }
 
 async function main(): Promise<void> {
+  if (PERF && !perfAvailable()) throw new Error('BENCH_PERF=1 needs perf with permission to sample every CPU (root)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
   if (ONLY.includes('startup')) {
@@ -137,9 +145,21 @@ async function main(): Promise<void> {
   if (!['create', 'get', 'sign-evm', 'sign-solana', 'sign-mixed'].some((phase) => ONLY.includes(phase))) return;
 
   const svc = await startAppliance(
-    PROFILE ? { env: { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` } } : {},
+    PROFILE || PERF
+      ? {
+          env: {
+            NODE_OPTIONS: [
+              PROFILE ? `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` : '',
+              // JIT code maps in /tmp, for perf to name JavaScript frames.
+              PERF ? '--perf-basic-prof' : '',
+            ].join(' '),
+          },
+        }
+      : {},
   );
   await new Promise((r) => setTimeout(r, SETTLE_MS));
+  /** Processes that ran with --perf-basic-prof. */
+  const perfPids = new Set<number>();
   try {
     const { secretKey: key } = await createPartnerKey(svc.adminUrl, BENCH_ADMIN_TOKEN, {
       plan: 'enterprise',
@@ -195,6 +215,12 @@ async function main(): Promise<void> {
       };
       toggleProfiles();
       const gcBefore = await apiGcSeconds(svc.adminUrl);
+      // perf samples the middle of the phase: from 1 s in to 1 s before its end.
+      const perfSeconds = Math.max(1, SECONDS - 2);
+      const perfFile = path.join(os.tmpdir(), `wcs-perf-${phase}.data`);
+      const perfDone = PERF
+        ? new Promise((r) => setTimeout(r, 1000)).then(() => recordMachine(perfFile, perfSeconds))
+        : undefined;
       const r = await withCpu(
         procs,
         'request',
@@ -218,6 +244,20 @@ async function main(): Promise<void> {
       const gc = (await apiGcSeconds(svc.adminUrl)) - gcBefore;
       report(`POST sign-message (${type}), ${SIGN_CONNECTIONS} conns`, r);
       console.log(`  API garbage collection: ${((gc / r.requests.total) * 1e6).toFixed(1)} µs per request`);
+      if (perfDone) {
+        await perfDone;
+        const threads = new Map<number, string>();
+        for (const tid of threadIds(procs['api']!)) threads.set(tid, 'api other threads');
+        for (const tid of threadIds(procs['enclave']!)) threads.set(tid, 'enclave crypto workers and other threads');
+        for (const tid of threadIds(process.pid)) threads.set(tid, 'bench other threads');
+        perfPids.add(procs['api']!).add(procs['enclave']!).add(svc.proc.pid!);
+        threads.set(procs['api']!, 'api main thread');
+        threads.set(procs['enclave']!, 'enclave main thread');
+        threads.set(process.pid, 'bench (autocannon)');
+        // Requests served while perf recorded: the phase's average rate over the recorded seconds.
+        printBreakdown(perfFile, threads, r.requests.average * perfSeconds, perfSeconds, os.availableParallelism());
+        console.log(`  perf samples: ${perfFile} (perf report -i ${perfFile})`);
+      }
       if (PROFILE)
         console.log(
           `  CPU profiles: ${os.tmpdir()}/wcs-profile-<pid>.cpuprofile (api ${procs['api']}, enclave ${procs['enclave']})`,
@@ -293,6 +333,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await stopAppliance(svc);
+    // --perf-basic-prof also has V8 write a log per isolate into the working directory (NODE_OPTIONS may not move it).
+    if (PERF) for (const pid of perfPids) removeV8Logs(ROOT, pid);
   }
 }
 
