@@ -33,15 +33,6 @@ export async function recordMachine(file: string, seconds: number): Promise<void
   if (code !== 0) throw new Error(`perf record exited with ${code}`);
 }
 
-/** Thread ids of a process now. */
-export function threadIds(pid: number): number[] {
-  try {
-    return fs.readdirSync(`/proc/${pid}/task`).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 /**
  * Removes what --perf-basic-prof made process `pid` write: its JIT map (/tmp/perf-<pid>.map, read by perf script)
  * and the `isolate-<address>-<pid>-v8.log` files in its working directory `dir`.

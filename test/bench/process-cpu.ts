@@ -42,16 +42,21 @@ function sleeps(pid: number, tid: number): number {
   }
 }
 
+/** Thread ids of a process now (none once it is gone). */
+export function threadIds(pid: number): number[] {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** CPU seconds and sleeps of each thread of a process, by thread id. */
 function threadSeconds(pid: number): Map<number, { seconds: number; sleeps: number }> {
   const out = new Map<number, { seconds: number; sleeps: number }>();
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      const t = cpuTimes(pid, Number(tid));
-      out.set(Number(tid), { seconds: t.user + t.system, sleeps: sleeps(pid, Number(tid)) });
-    }
-  } catch {
-    // gone
+  for (const tid of threadIds(pid)) {
+    const t = cpuTimes(pid, tid);
+    out.set(tid, { seconds: t.user + t.system, sleeps: sleeps(pid, tid) });
   }
   return out;
 }

@@ -29,8 +29,8 @@ import autocannon from 'autocannon';
 import { EIP712_MAIL } from '../../fixtures/eip712-mail.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
-import { perfAvailable, printBreakdown, recordMachine, removeV8Logs, threadIds } from './perf-breakdown.ts';
-import { applianceProcesses, withCpu } from './process-cpu.ts';
+import { perfAvailable, printBreakdown, recordMachine, removeV8Logs } from './perf-breakdown.ts';
+import { applianceProcesses, threadIds, withCpu } from './process-cpu.ts';
 import { rawSigningRate } from './raw-signing-rate.ts';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
