@@ -62,7 +62,8 @@ function readSamples(file: string): Sample[] {
     if (line.trim() === '') {
       if (current) samples.push(current);
       current = undefined;
-    } else if (/^\s/.test(line)) {
+    } else if (line.startsWith('\t')) {
+      // A frame; a sample's first line is its thread id, right-aligned with spaces.
       current?.frames.push(line.trim());
     } else {
       current = { tid: Number(line.trim().split(/\s+/)[0]), frames: [] };
