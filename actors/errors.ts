@@ -1,4 +1,4 @@
-import { CodedError } from '../chains/coded-error.ts';
+import { CodedError, InternalError } from '../chains/domain/errors.ts';
 
 /**
  * Errors of the actor host; the API's error handler answers them in the service's envelope (a transient 503
@@ -32,6 +32,9 @@ export class ActorFaultedError extends ActorHostError {
 }
 
 /** A stored actor this code cannot run (a newer machine version, or a machine it does not know). */
-export class ActorVersionError extends Error {
+export class ActorVersionError extends InternalError {
   override name = 'ActorVersionError';
+  constructor(message: string) {
+    super('ACTOR_VERSION_UNSUPPORTED', message);
+  }
 }

@@ -1,14 +1,17 @@
 import { compressSecp256k1PublicKey } from '../chains/compress-secp256k1-public-key.ts';
 import { deriveAddress } from '../chains/derive-address.ts';
+import { CodedError } from '../chains/domain/errors.ts';
 import { parseSecp256k1PublicKey } from '../chains/parse-secp256k1-public-key.ts';
 import type { EnclaveClient } from '../enclave/client.ts';
 import type { UserShareHandoff } from './user-share-handoff.ts';
 import type { KeyMaterial, WalletInput } from './wallet.machine.ts';
 
 /** A pre-generated wallet whose user share can no longer be handed out: it must not become ready. */
-export class UserShareUnavailableError extends Error {
+export class UserShareUnavailableError extends CodedError {
   override name = 'UserShareUnavailableError';
-  readonly code = 'USER_SHARE_UNAVAILABLE';
+  constructor(message: string) {
+    super('USER_SHARE_UNAVAILABLE', 500, message);
+  }
 }
 
 /**

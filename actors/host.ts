@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, SnapshotFrom, StateValue } from 'xstate';
+import { InternalError } from '../chains/domain/errors.ts';
 import type { ActorStore, StoredActor, StoredEffect } from '../store/actor-store.ts';
 import { ActorFaultedError, ActorVersionError, actorNotFound, actorsBusy, hostStopped } from './errors.ts';
 import { createPureTransition, type PureTransition } from './pure-transition.ts';
@@ -181,9 +182,9 @@ interface StepOutcome {
 }
 
 /** A step's one mail failed: thrown out of the step's job so that the writer rolls the job back whole. */
-class StepFailure extends Error {
+class StepFailure extends InternalError {
   constructor(readonly error: unknown) {
-    super('the step failed');
+    super('STEP_FAILED', 'the step failed');
   }
 }
 

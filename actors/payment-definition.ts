@@ -1,4 +1,5 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
+import type { TransactionStatus } from '../chains/domain/payments.ts';
 import { ChainRpcError, type PaymentChain } from '../chains/payment-chain.ts';
 import type { OutboxRepo } from '../store/outbox-repo.ts';
 import type { TransactionsRepo } from '../store/transactions-repo.ts';
@@ -16,7 +17,7 @@ import {
 type PaymentSnapshot = SnapshotFrom<typeof paymentMachine>;
 
 /** The record's status for each top-level state of the payment machine (spec: transaction record status). */
-const STATUS_OF_STATE: Readonly<Record<string, string>> = {
+const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
   signing: 'pending',
   broadcasting: 'pending',
   retrying: 'pending',
@@ -32,7 +33,7 @@ function topState(value: StateValue): string {
 }
 
 /** The record status a payment snapshot describes. */
-export function paymentStatus(snap: { value: StateValue }): string {
+export function paymentStatus(snap: { value: StateValue }): TransactionStatus {
   return STATUS_OF_STATE[topState(snap.value)] ?? 'pending';
 }
 
@@ -61,7 +62,7 @@ export function createBroadcastEffect(deps: { chain(key: string): PaymentChain |
       await chain.broadcast(input.signedTransaction);
       return { outcome: 'accepted', at: deps.now() };
     } catch (err) {
-      if (!(err instanceof ChainRpcError) || err.kind === 'transient') {
+      if (!(err instanceof ChainRpcError) || err.transient) {
         const message = err instanceof ChainRpcError ? err.message : 'the node did not answer usably';
         return { outcome: 'unanswered', code: 'RPC_UNAVAILABLE', message, at: deps.now() };
       }
@@ -95,7 +96,13 @@ export function createPaymentDefinition(deps: {
   const now = deps.now ?? Date.now;
   const broadcast = createBroadcastEffect({ chain: deps.chain, now });
 
-  function events(c: PaymentContext, status: string, final: boolean, previousStatus: string | null, at: string) {
+  function events(
+    c: PaymentContext,
+    status: TransactionStatus,
+    final: boolean,
+    previousStatus: TransactionStatus | null,
+    at: string,
+  ) {
     const common = { projectId: c.projectId, apiKeyId: c.apiKeyId, createdAt: at };
     const send = c.intentKind === 'transfer';
     const sendData = {

@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
+import type { FailureStage, IntentKind, PaymentFamily, SolanaNetwork } from '../chains/domain/payments.ts';
 import type { Observation } from '../chains/payment-chain.ts';
 
 /**
@@ -32,21 +33,21 @@ export interface PaymentInput {
   walletAddress: string;
   /** The wallet's user identifier: `send.*` events carry it as `userId`. */
   userId: string;
-  intentKind: 'transfer' | 'sign_transaction' | 'yield';
-  family: 'EVM' | 'SOLANA';
+  intentKind: IntentKind;
+  family: PaymentFamily;
   chainKey: string;
   /** `send.*` events' `isDevnet`: the chain serves development keys only (Solana devnet, a test EVM chain). */
   isDevnet: boolean;
   /** EVM chain id as a string; null on Solana. */
   chainId: string | null;
   /** Solana network; null on EVM. */
-  network: string | null;
+  network: SolanaNetwork | null;
   payload: PaymentPayload;
   /** How long after broadcast the payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
 }
 
-export type PaymentFailureStage = 'mpc_sign' | 'signature_apply' | 'signer_verify' | 'broadcast' | 'monitor_timeout';
+export type PaymentFailureStage = FailureStage;
 
 export interface PaymentFailure {
   stage: PaymentFailureStage;

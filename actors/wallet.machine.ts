@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
-import type { Scheme, WalletType } from '../chains/wallet-types.ts';
+import type { Custody, Scheme, WalletType } from '../chains/domain/wallets.ts';
 
 export interface WalletInput {
   walletId: string;
@@ -10,7 +10,7 @@ export interface WalletInput {
   userIdentifier: string;
   createdAt: string;
   /** `pregen`: a pre-generated wallet whose user share is handed out once and never stored here. */
-  custody: 'managed' | 'pregen';
+  custody: Custody;
   /** The API key that asked for the wallet (its endpoint hears `wallet.created`); absent: every key of the project. */
   apiKeyId?: string;
 }

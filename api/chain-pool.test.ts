@@ -4,11 +4,11 @@ import { Transaction as SuiTransaction } from '@mysten/sui/transactions';
 import { Account, BASE_FEE, Keypair, Networks, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import Fastify from 'fastify';
 import { ChainInputError } from '../chains/chain-input-error.ts';
+import { ServiceError } from '../chains/domain/errors.ts';
 import { EIP155_EXAMPLE } from '../fixtures/eip155-example.ts';
 import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
 import { createChainPool } from './chain-pool.ts';
 import { chainSteps } from './chain-steps.ts';
-import { ServiceError } from './errors.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 
 /** The real worker plus a step that never returns (test/helpers/hanging-chain.worker.ts). */

@@ -14,6 +14,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ChainInputError } from '../chains/chain-input-error.ts';
+import { ServiceError } from '../chains/domain/errors.ts';
 import {
   type ChainStepName,
   type ChainStepStarted,
@@ -23,7 +24,6 @@ import {
   chainSteps,
   JSON_ARGUMENT_STEPS,
 } from './chain-steps.ts';
-import { ServiceError } from './errors.ts';
 
 /** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
 const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ChainEnvironment, PaymentChain } from '../chains/payment-chain.ts';
+import type { ChainEnvironment } from '../chains/domain/payments.ts';
+import type { PaymentChain } from '../chains/payment-chain.ts';
 import { createChainRegistry } from './chain-registry.ts';
 
 /** A chain that is only its identity: the registry never calls it. */

@@ -1,17 +1,19 @@
-import type { ChainEnvironment, PaymentChain, PaymentFamily } from '../chains/payment-chain.ts';
+import { ServiceError } from '../chains/domain/errors.ts';
+import type { ChainEnvironment, PaymentFamily, SolanaNetwork } from '../chains/domain/payments.ts';
+import type { KeyEnvironment } from '../chains/domain/projects.ts';
+import type { PaymentChain } from '../chains/payment-chain.ts';
 import type { ChainsFile } from './chains-config.ts';
-import { ServiceError } from './errors.ts';
 
 /** How a configured chain entry becomes a PaymentChain (the families' factories; tests may pass others). */
 export interface ChainFactories {
   evm(config: { chainId: number; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
-  solana(config: { network: 'SOLANA' | 'SOLANA_DEVNET'; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
+  solana(config: { network: SolanaNetwork; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
 }
 
 /** The chains of CHAINS_FILE, as payments, fee estimates and the pollers use them. */
 export interface ChainRegistry {
   /** The chain a request names, if this key may use it; otherwise the 400/403 explaining why not. */
-  resolve(environment: 'development' | 'production', family: PaymentFamily, ref: string): PaymentChain;
+  resolve(environment: KeyEnvironment, family: PaymentFamily, ref: string): PaymentChain;
   /** By key (`evm:<chainId>`, `solana:<network>`), for the payment actors and pollers. */
   get(key: string): PaymentChain | undefined;
   all(): PaymentChain[];
@@ -21,7 +23,7 @@ export const evmChainKey = (chainId: number | string) => `evm:${chainId}`;
 export const solanaChainKey = (network: string) => `solana:${network}`;
 
 /** Whether a key of `environment` may use a chain of `chain` (development keys are the spec's beta). */
-function allows(chain: ChainEnvironment, environment: 'development' | 'production'): boolean {
+function allows(chain: ChainEnvironment, environment: KeyEnvironment): boolean {
   return chain === 'any' || chain === environment;
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { WALLET_TYPES } from '../chains/domain/wallets.ts';
 import { walletFamilies } from '../chains/wallet-families.ts';
-import { WALLET_TYPES } from '../chains/wallet-types.ts';
 import { chainSteps } from './chain-steps.ts';
 
 describe('chainSteps', () => {

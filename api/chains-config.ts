@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { CHAIN_ENVIRONMENTS, SOLANA_NETWORKS } from '../chains/domain/payments.ts';
 
 const RpcUrl = Type.String({ pattern: '^https?://[^\\s]+$' });
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
-const Environment = Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('any')]);
+const Environment = Type.Union(CHAIN_ENVIRONMENTS.map((e) => Type.Literal(e)));
 
 /** The operator's `CHAINS_FILE`: which chains the service talks to, and where. Chains absent are refused. */
 export const ChainsFileSchema = Type.Object(
@@ -25,7 +26,7 @@ export const ChainsFileSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            network: Type.Union([Type.Literal('SOLANA'), Type.Literal('SOLANA_DEVNET')]),
+            network: Type.Union(SOLANA_NETWORKS.map((n) => Type.Literal(n))),
             rpcUrl: RpcUrl,
             /** Default: `any` for SOLANA_DEVNET (the beta network), `production` for SOLANA. */
             environment: Type.Optional(Environment),

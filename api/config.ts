@@ -1,5 +1,6 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { InternalError } from '../chains/domain/errors.ts';
 import { resolveUid } from '../enclave/socket-check.ts';
 import { defaultSocketPath } from '../enclave/socket-path.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
@@ -112,9 +113,9 @@ export function parseTrustProxy(raw: string | undefined): { value: TrustProxy; p
   return { value: cidrs };
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends InternalError {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super('CONFIG_INVALID', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
   }
 }

@@ -1,4 +1,4 @@
-import { ServiceError } from './errors.ts';
+import { ServiceError } from '../chains/domain/errors.ts';
 
 /**
  * List cursors: opaque to partners, base64url of `<kind>:<position>`. The kind (one letter per list) keeps a cursor

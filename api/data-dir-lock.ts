@@ -1,14 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { InternalError } from '../chains/domain/errors.ts';
 
 /** Name of the lock file in the data directory. */
 export const LOCK_FILE = 'api.lock';
 
 /** Another API process holds the data directory: the start must stop before it touches the database. */
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends InternalError {
   constructor(readonly dataDir: string) {
     super(
+      'DATA_DIR_IN_USE',
       `another instance is running on this data directory (${dataDir}): stop it first, or give this one another DATA_DIR`,
     );
     this.name = 'DataDirInUseError';

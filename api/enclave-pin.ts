@@ -23,6 +23,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { InternalError } from '../chains/domain/errors.ts';
 import type { EnclaveIdentity, EnclaveIdentityPolicy } from '../enclave/client.ts';
 import { isFingerprint } from '../enclave/identity.ts';
 
@@ -35,8 +36,11 @@ export interface EnclavePin {
 }
 
 /** The pin file cannot be trusted or read; the message names the problem and the file. */
-export class PinFileError extends Error {
+export class PinFileError extends InternalError {
   override name = 'PinFileError';
+  constructor(message: string) {
+    super('PIN_FILE_INVALID', message);
+  }
 }
 
 /** Where the pin lives. */

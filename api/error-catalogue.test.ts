@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CATALOGUE, isCatalogued, renderErrorTable, statusesOf } from './error-catalogue.ts';
+import { ERROR_CATALOGUE, isCatalogued, renderErrorTable, statusesOf } from '../chains/domain/error-catalogue.ts';
 import { openApiDocuments } from './openapi-document.ts';
 import { renderRoutesTable } from './openapi-routes-table.ts';
 

@@ -6,8 +6,9 @@
  * route takes anything near either cap: the deepest, sign-typed-data, nests its message 32 levels below
  * `body.typedData.message`, and holds at most 16,384 values (typed-data-limits.ts) besides its types.
  */
+
+import { invalidRequest, type ServiceError } from '../chains/domain/errors.ts';
 import { TYPED_DATA_LIMITS } from '../chains/evm/typed-data-limits.ts';
-import { invalidRequest, type ServiceError } from './errors.ts';
 
 /** Deepest nesting of objects and arrays a request body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 64;

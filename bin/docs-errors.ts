@@ -7,9 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderErrorTable } from '../api/error-catalogue.ts';
 import { openApiDocuments } from '../api/openapi-document.ts';
 import { renderRoutesTable } from '../api/openapi-routes-table.ts';
+import { renderErrorTable } from '../chains/domain/error-catalogue.ts';
 
 const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../README.md');
 let readme = fs.readFileSync(file, 'utf8');

@@ -5,11 +5,11 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { deriveCosmosAddress } from './cosmos/derive-address.ts';
 import { deriveAddress } from './derive-address.ts';
+import type { WalletType } from './domain/wallets.ts';
 import { deriveEvmAddress } from './evm/derive-address.ts';
 import { deriveSolanaAddress } from './solana/derive-address.ts';
 import { deriveStellarAddress } from './stellar/derive-address.ts';
 import { deriveSuiAddress } from './sui/derive-address.ts';
-import type { WalletType } from './wallet-types.ts';
 
 const secpKey = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), false));
 const edKey = bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey()));

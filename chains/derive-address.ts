@@ -1,5 +1,5 @@
+import type { WalletType } from './domain/wallets.ts';
 import { walletFamilies } from './wallet-families.ts';
-import type { WalletType } from './wallet-types.ts';
 
 export interface DeriveAddressInput {
   type: WalletType;

@@ -7,61 +7,33 @@
  * Everything crossing it is JSON-safe (amounts as decimal strings), because unsigned payments and observations
  * are stored in the payment actor's snapshot.
  */
-
-/** The wallet types whose transactions the service builds, broadcasts and tracks (spec: support matrix). */
-export const PAYMENT_FAMILIES = ['EVM', 'SOLANA'] as const;
-export type PaymentFamily = (typeof PAYMENT_FAMILIES)[number];
-
-export function isPaymentFamily(type: string): type is PaymentFamily {
-  return (PAYMENT_FAMILIES as readonly string[]).includes(type);
-}
-
-/** Which API keys may use a chain: development keys are the spec's beta environment. */
-export type ChainEnvironment = 'development' | 'production' | 'any';
+import { CodedError } from './domain/errors.ts';
+import type { ChainEnvironment, ChainErrorCode, PaymentFamily, TransferKind } from './domain/payments.ts';
 
 /**
  * A failure answered by (or on the way to) a chain's RPC.
- * - `transient`: the node may not have seen the request, or may accept it later (timeout, connection refused,
- *   5xx, rate limit, "already known"): retrying the same call is safe and may succeed.
- * - `final`: the node judged the request and will judge it the same way again (insufficient funds, execution
- *   reverted in estimation, nonce too low, malformed transaction).
- * `code` is one of CHAIN_ERROR_CODES; `message` is safe to show a partner (no URL, no secret).
+ * - `transient` (the base's flag): the node may not have seen the request, or may accept it later (timeout,
+ *   connection refused, 5xx, rate limit, "already known"): retrying the same call is safe and may succeed.
+ * - final (not transient): the node judged the request and will judge it the same way again (insufficient funds,
+ *   execution reverted in estimation, nonce too low, malformed transaction).
+ * `code` is one of CHAIN_ERROR_CODES; `message` is safe to show a partner (no URL, no secret). A final verdict
+ * answers 400, a transient one 503.
  */
-export class ChainRpcError extends Error {
+export class ChainRpcError extends CodedError {
   override readonly name = 'ChainRpcError';
-  readonly kind: 'transient' | 'final';
-  readonly code: ChainErrorCode;
+  declare readonly code: ChainErrorCode;
 
   constructor(kind: 'transient' | 'final', code: ChainErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.kind = kind;
-    this.code = code;
+    super(code, kind === 'transient' ? 503 : 400, message, {
+      transient: kind === 'transient',
+      ...(options?.cause === undefined ? {} : { cause: options.cause }),
+    });
   }
 }
 
-export const CHAIN_ERROR_CODES = [
-  /** The wallet cannot pay the value plus the fee. */
-  'INSUFFICIENT_NATIVE_BALANCE',
-  /** The wallet holds too little of the token. */
-  'INSUFFICIENT_TOKEN_BALANCE',
-  /** Estimation or simulation says the call reverts. */
-  'EXECUTION_FAILED',
-  /** The nonce was already used (EVM). */
-  'NONCE_TOO_LOW',
-  /** The blockhash is no longer (or not) valid (Solana). */
-  'BLOCKHASH_EXPIRED',
-  /** The node refused the transaction for another stated reason. */
-  'TRANSACTION_REJECTED',
-  /** The token (ERC-20 contract, SPL mint) does not exist or is not one. */
-  'INVALID_TOKEN',
-  /** The node did not answer usably: down, timeout, 5xx, rate limited, malformed answer, fee history invalid. */
-  'RPC_UNAVAILABLE',
-] as const;
-export type ChainErrorCode = (typeof CHAIN_ERROR_CODES)[number];
-
 /** What a partner asks to move. `value` is a positive integer in the smallest unit. */
 export interface TransferIntent {
-  kind: 'NATIVE' | 'ERC20' | 'SPL';
+  kind: TransferKind;
   to: string;
   value: string;
   /** ERC-20 contract or SPL mint; present exactly when kind is not NATIVE. */

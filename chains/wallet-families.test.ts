@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { defaultScheme, WALLET_TYPES, type WalletType } from './domain/wallets.ts';
 import { walletFamilies } from './wallet-families.ts';
 import { SIGNING_OPERATIONS, type SigningOperation } from './wallet-family.ts';
-import { defaultScheme, WALLET_TYPES, type WalletType } from './wallet-types.ts';
 
 /** The spec's support matrix of the signing routes ("Signing routes"), written out independently of the adapters. */
 const SPEC_MATRIX: Record<SigningOperation, WalletType[]> = {

@@ -1,10 +1,10 @@
 import { cosmosSigner } from './cosmos/cosmos-signer.ts';
+import type { WalletType } from './domain/wallets.ts';
 import { evmSigner } from './evm/evm-signer.ts';
 import { solanaSigner } from './solana/solana-signer.ts';
 import { stellarSigner } from './stellar/stellar-signer.ts';
 import { suiSigner } from './sui/sui-signer.ts';
 import type { WalletFamily } from './wallet-family.ts';
-import type { WalletType } from './wallet-types.ts';
 
 /**
  * The signing adapter of each wallet type. A new chain is its folder, its type in WALLET_TYPES and a line here (and,

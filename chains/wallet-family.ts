@@ -5,8 +5,9 @@
  * the store or the enclave: it receives the wallet's key as a `WalletKey` only once the policy has allowed the
  * signature.
  */
+
+import type { Scheme, WalletType } from './domain/wallets.ts';
 import type { Ed25519Signature, Secp256k1Signature } from './signing-types.ts';
-import type { Scheme, WalletType } from './wallet-types.ts';
 
 /** The signing routes, in the spec's order. */
 export const SIGNING_OPERATIONS = [

@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
-import { CodedError } from '../chains/coded-error.ts';
+import { CodedError } from '../chains/domain/errors.ts';
 import { createFrameDecoder, encodeFrame } from './framing.ts';
 import { CHALLENGE_BYTES, type EnclaveIdentity, verifyHello } from './identity.ts';
 import type { EnclaveErrorCode, EnclaveOp, EnclaveOps, EnclaveReply } from './protocol.ts';

@@ -3,6 +3,7 @@
  * master key at every later start, published as an SPKI PEM with its fingerprint.
  */
 import { createHash, createPublicKey } from 'node:crypto';
+import { InternalError } from '../chains/domain/errors.ts';
 import type { CryptoPool } from './crypto-pool.ts';
 import type { KeyStore } from './key-store.ts';
 import type { EnclaveOps } from './protocol.ts';
@@ -10,8 +11,11 @@ import type { EnclaveOps } from './protocol.ts';
 export type EciesPublicKey = EnclaveOps['getEciesPublicKey']['result'];
 
 /** The master key given does not open this store: the operator pointed the enclave at the wrong key. */
-export class WrongMasterKeyError extends Error {
+export class WrongMasterKeyError extends InternalError {
   override name = 'WrongMasterKeyError';
+  constructor(message: string) {
+    super('WRONG_MASTER_KEY', message);
+  }
 }
 
 /** SPKI PEM and fingerprint (hex SHA-256 of the SPKI DER) of an uncompressed P-256 point. */

@@ -2,16 +2,16 @@
  * Expected enclave failures and the per-item outcomes crypto workers return. Shared by the main thread and the
  * workers; holds no secret.
  */
+
+import { CodedError } from '../chains/domain/errors.ts';
 import type { EnclaveErrorCode } from './protocol.ts';
 
 /** An expected failure: answered with its code and message as is (messages never carry key material). */
-export class EnclaveRequestError extends Error {
+export class EnclaveRequestError extends CodedError {
   override name = 'EnclaveRequestError';
-  constructor(
-    readonly code: EnclaveErrorCode,
-    message: string,
-  ) {
-    super(message);
+  declare readonly code: EnclaveErrorCode;
+  constructor(code: EnclaveErrorCode, message: string) {
+    super(code, 500, message);
   }
 }
 

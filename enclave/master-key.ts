@@ -7,14 +7,18 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from '@noble/ciphers/utils.js';
+import { InternalError } from '../chains/domain/errors.ts';
 import { readSecret, type Secret } from './secret-source.ts';
 
 export const MASTER_KEY_ENV = 'ENCLAVE_MASTER_KEY';
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
 
 /** A master key problem the operator must fix; the message says what and where. */
-export class MasterKeyError extends Error {
+export class MasterKeyError extends InternalError {
   override name = 'MasterKeyError';
+  constructor(message: string) {
+    super('MASTER_KEY_INVALID', message);
+  }
 }
 
 export interface LoadedMasterKey {

@@ -5,10 +5,14 @@
  * not retry. Imports nothing of the enclave: the supervisor and the API may use it too.
  */
 import { statSync } from 'node:fs';
+import { InternalError } from '../chains/domain/errors.ts';
 
 /** A secret-holding file whose mode lets other users read or write it. */
-export class LooseModeError extends Error {
+export class LooseModeError extends InternalError {
   override name = 'LooseModeError';
+  constructor(message: string) {
+    super('FILE_MODE_LOOSE', message);
+  }
 }
 
 /** `0644`-style text of a mode's permission bits. */

@@ -7,7 +7,7 @@
  * back in any order. A reply carries a result or `{code, message}`: never a stack, never a secret (the one
  * exception: `generateKey` with `custody: 'pregen'` returns the wallet's user share once, see below).
  */
-import { SCHEMES, type Scheme } from '../chains/wallet-types.ts';
+import { type Custody, SCHEMES, type Scheme } from '../chains/domain/wallets.ts';
 
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -20,15 +20,9 @@ export const MAX_MIGRATION_PAYLOAD_BYTES = 65536;
 /** The only `algorithm` a migration envelope may name (spec, "Share migration"). */
 export const MIGRATION_ALGORITHM = 'ECIES-P256-AES256-SHA256';
 
-// The service's one declaration of the key schemes (chains/wallet-types.ts imports nothing: the enclave loads no
-// chain code with it).
+export type { Custody };
+// The domain's key schemes and custody kinds (chains/domain/ imports nothing: the enclave loads no chain code with it).
 export { SCHEMES, type Scheme };
-
-/**
- * `managed`: the enclave keeps both shares (API-key-managed wallet). `pregen`: the enclave keeps only the service
- * share; the user share is handed out once, in `generateKey`'s `userShare`, until `migrateShare` brings it in.
- */
-export type Custody = 'managed' | 'pregen';
 
 /**
  * One segment of a user share string (spec, "Share migration"). The string is segments joined by

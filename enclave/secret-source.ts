@@ -16,11 +16,15 @@
  */
 import { closeSync, existsSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { InternalError } from '../chains/domain/errors.ts';
 import { assertPrivateFile } from './private-file.ts';
 
 /** A secret source that is set but unusable (bad descriptor, two sources at once); the message names it. */
-export class SecretSourceError extends Error {
+export class SecretSourceError extends InternalError {
   override name = 'SecretSourceError';
+  constructor(message: string) {
+    super('SECRET_SOURCE_INVALID', message);
+  }
 }
 
 export interface Secret {

@@ -5,6 +5,8 @@
  *
  * secp256k1 runs on native libsecp256k1, Ed25519 on libsodium (native-crypto.ts has the measured reasons).
  */
+
+import { InternalError } from '../chains/domain/errors.ts';
 import { verifyEd25519 } from '../chains/verify-ed25519.ts';
 import { type MasterKeys, unpackSealed } from './envelope.ts';
 import { secp256k1, sodium } from './native-crypto.ts';
@@ -32,8 +34,11 @@ export interface SignItem {
 const SECP256K1_HALF_N = Buffer.from('7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', 'hex');
 
 /** A signature failed the check against the stored public key: a fault, never answered as a signature. */
-export class SignatureCheckError extends Error {
+export class SignatureCheckError extends InternalError {
   override name = 'SignatureCheckError';
+  constructor(message: string) {
+    super('SIGNATURE_CHECK_FAILED', message);
+  }
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

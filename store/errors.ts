@@ -1,4 +1,4 @@
-import { CodedError } from '../chains/coded-error.ts';
+import { CodedError } from '../chains/domain/errors.ts';
 
 /** Errors raised by store code (default status 500, not transient). */
 export class StoreError extends CodedError {

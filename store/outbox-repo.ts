@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { asc } from 'drizzle-orm';
-import type { EventType } from '../api/webhooks/event-types.ts';
+import type { EventType } from '../chains/domain/events.ts';
 import type { Db } from './db.ts';
 import { outbox } from './schema.ts';
 import type { Writer } from './writer.ts';

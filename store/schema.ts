@@ -4,15 +4,28 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-// The one declaration of the wallet types and schemes (a file without imports of its own).
-import { SIGNATURE_FORMATS } from '../api/webhooks/event-types.ts';
-import { SCHEMES, WALLET_TYPES } from '../chains/wallet-types.ts';
+import { EVENT_TYPES, SIGNATURE_FORMATS } from '../chains/domain/events.ts';
+import {
+  FAILURE_STAGES,
+  INTENT_KINDS,
+  PAYMENT_FAMILIES,
+  SOLANA_NETWORKS,
+  TRANSACTION_STATUSES,
+} from '../chains/domain/payments.ts';
+import { KEY_ENVIRONMENTS, PLANS } from '../chains/domain/projects.ts';
+import {
+  CUSTODY_KINDS,
+  SCHEMES,
+  USER_IDENTIFIER_TYPES,
+  WALLET_STATUSES,
+  WALLET_TYPES,
+} from '../chains/domain/wallets.ts';
 
 /** A partner. Deleting one sets `deletedAt`: its keys stop working, its wallets stay. */
 export const projects = sqliteTable('projects', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
-  plan: text('plan', { enum: ['free', 'starter', 'growth', 'scale', 'enterprise'] }).notNull(),
+  plan: text('plan', { enum: PLANS }).notNull(),
   /** The project's own per-key limit; used by scale and enterprise plans. */
   rateLimitPerMinute: integer('rate_limit_per_minute'),
   /** JSON array of CIDR strings; empty means no restriction. */
@@ -29,7 +42,7 @@ export const apiKeys = sqliteTable(
     projectId: text('project_id')
       .notNull()
       .references(() => projects.id),
-    environment: text('environment', { enum: ['development', 'production'] }).notNull(),
+    environment: text('environment', { enum: KEY_ENVIRONMENTS }).notNull(),
     secretHash: text('secret_hash').notNull(),
     createdAt: text('created_at').notNull(),
     rotatedAt: text('rotated_at'),
@@ -46,16 +59,14 @@ export const wallets = sqliteTable(
       .references(() => projects.id),
     type: text('type', { enum: WALLET_TYPES }).notNull(),
     scheme: text('scheme', { enum: SCHEMES }).notNull(),
-    status: text('status', { enum: ['creating', 'ready'] }).notNull(),
+    status: text('status', { enum: WALLET_STATUSES }).notNull(),
     address: text('address'),
     publicKey: text('public_key'),
     userIdentifier: text('user_identifier').notNull(),
-    userIdentifierType: text('user_identifier_type', { enum: ['CUSTOM_ID', 'EMAIL', 'PHONE'] }).notNull(),
+    userIdentifierType: text('user_identifier_type', { enum: USER_IDENTIFIER_TYPES }).notNull(),
     cosmosPrefix: text('cosmos_prefix'),
     /** `managed`: both shares in the enclave. `pregen`: only the service share (legacy flow). */
-    custody: text('custody', { enum: ['managed', 'pregen'] })
-      .notNull()
-      .default('managed'),
+    custody: text('custody', { enum: CUSTODY_KINDS }).notNull().default('managed'),
     /** Set when a user claimed the wallet: REST signing and share migration refuse it from then on. */
     claimedAt: text('claimed_at'),
     /** The user the wallet was claimed into (`wallet.pregen_claimed` carries it). */
@@ -167,7 +178,7 @@ export const outbox = sqliteTable('outbox', {
   id: text('id').notNull().unique(),
   projectId: text('project_id').notNull(),
   apiKeyId: text('api_key_id'),
-  type: text('type').notNull(),
+  type: text('type', { enum: EVENT_TYPES }).notNull(),
   data: text('data').notNull(),
   createdAt: text('created_at').notNull(),
   /** Unused since deliveries have their own rows (`webhook_deliveries`); kept to avoid rebuilding the table. */
@@ -186,18 +197,18 @@ export const transactions = sqliteTable(
     projectId: text('project_id').notNull(),
     apiKeyId: text('api_key_id'),
     walletId: text('wallet_id').notNull(),
-    intentKind: text('intent_kind', { enum: ['transfer', 'sign_transaction', 'yield'] }).notNull(),
+    intentKind: text('intent_kind', { enum: INTENT_KINDS }).notNull(),
     /** The wallet type (`EVM`, `SOLANA`). */
-    type: text('type', { enum: ['EVM', 'SOLANA'] }).notNull(),
+    type: text('type', { enum: PAYMENT_FAMILIES }).notNull(),
     /** `evm:<chainId>` or `solana:<network>`: the chain the hold and the poller are keyed by. */
     chainKey: text('chain_key').notNull(),
     chainId: text('chain_id'),
-    network: text('network'),
-    status: text('status').notNull(),
+    network: text('network', { enum: SOLANA_NETWORKS }),
+    status: text('status', { enum: TRANSACTION_STATUSES }).notNull(),
     hash: text('hash'),
     blockNumber: text('block_number'),
     blockHash: text('block_hash'),
-    failureStage: text('failure_stage'),
+    failureStage: text('failure_stage', { enum: FAILURE_STAGES }),
     failureCode: text('failure_code'),
     failureMessage: text('failure_message'),
     /** JSON object (`winningHash`, `reason`, outcome detail) or null. */

@@ -1,4 +1,11 @@
 import type Database from 'better-sqlite3';
+import type {
+  FailureStage,
+  IntentKind,
+  PaymentFamily,
+  SolanaNetwork,
+  TransactionStatus,
+} from '../chains/domain/payments.ts';
 
 /** A transaction record as stored (the `transactions` table, snake_case columns mapped to these names). */
 export interface TransactionRow {
@@ -6,16 +13,16 @@ export interface TransactionRow {
   projectId: string;
   apiKeyId: string | null;
   walletId: string;
-  intentKind: 'transfer' | 'sign_transaction' | 'yield';
-  type: 'EVM' | 'SOLANA';
+  intentKind: IntentKind;
+  type: PaymentFamily;
   chainKey: string;
   chainId: string | null;
-  network: string | null;
-  status: string;
+  network: SolanaNetwork | null;
+  status: TransactionStatus;
   hash: string | null;
   blockNumber: string | null;
   blockHash: string | null;
-  failureStage: string | null;
+  failureStage: FailureStage | null;
   failureCode: string | null;
   failureMessage: string | null;
   /** JSON text. */
@@ -52,8 +59,8 @@ export type TransactionProgress = Pick<
 >;
 
 export interface TransactionListFilter {
-  status?: string;
-  intentKind?: string;
+  status?: TransactionStatus;
+  intentKind?: IntentKind;
   /** Only rows with seq below this (newest-first paging). */
   beforeSeq?: number;
   limit: number;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EventType } from '../api/webhooks/event-types.ts';
+import type { EventType } from '../chains/domain/events.ts';
 import { createStore } from './index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';

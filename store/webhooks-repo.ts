@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { SignatureFormat } from '../api/webhooks/event-types.ts';
+import type { SignatureFormat } from '../chains/domain/events.ts';
 
 export interface WebhookEndpointRow {
   apiKeyId: string;

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { statusesOf } from '../api/error-catalogue.ts';
+import { statusesOf } from '../chains/domain/error-catalogue.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 type Response = { description?: string; content?: unknown; headers?: Record<string, unknown> };

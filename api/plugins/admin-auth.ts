@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../../chains/domain/errors.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

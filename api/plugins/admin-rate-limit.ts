@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../../chains/domain/errors.ts';
 
 /**
  * The admin listener's budget: requests per minute per client address (the socket's peer: this listener

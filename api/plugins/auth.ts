@@ -2,9 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import ipaddr from 'ipaddr.js';
+import { ServiceError } from '../../chains/domain/errors.ts';
+import { PLAN_LIMITS } from '../../chains/domain/projects.ts';
 import type { KeyPrincipal } from '../../store/api-keys-repo.ts';
 import type { Store } from '../../store/index.ts';
-import { ServiceError } from '../errors.ts';
 
 /** The authenticated caller of a `/v1` request. */
 export interface Principal {
@@ -20,15 +21,6 @@ declare module 'fastify' {
     principal: Principal;
   }
 }
-
-/** Per-minute request budget of each plan; scale and enterprise use the project's own figure. */
-export const PLAN_LIMITS: Record<KeyPrincipal['plan'], number | null> = {
-  free: 30,
-  starter: 30,
-  growth: 1000,
-  scale: null,
-  enterprise: null,
-};
 
 /** SHA-256 of an API key secret, hex: what the store keeps. */
 export function hashSecret(secret: string): string {

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import { ActorHostError } from '../../actors/errors.ts';
-import { CodedError } from '../../chains/coded-error.ts';
+import { CodedError, ServiceError } from '../../chains/domain/errors.ts';
 import { EnclaveClientError } from '../../enclave/client.ts';
 import { StoreError } from '../../store/errors.ts';
-import { ServiceError } from '../errors.ts';
 import { errorsPlugin } from './errors.ts';
 
 /** An app whose one route throws `error`, answered by the errors plugin. */

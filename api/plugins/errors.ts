@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { isCatalogued } from '../error-catalogue.ts';
-import { CodedError } from '../errors.ts';
+import { isCatalogued } from '../../chains/domain/error-catalogue.ts';
+import { CodedError } from '../../chains/domain/errors.ts';
 import { PATTERN_WORDING } from '../schemas/common.ts';
 
 /** Fastify's own error codes mapped to the service's codes. */

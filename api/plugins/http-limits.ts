@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { ServiceError } from '../../chains/domain/errors.ts';
 import type { HttpLimits } from '../config.ts';
-import { ServiceError } from '../errors.ts';
 import { guardConnections } from './connection-guard.ts';
 
 /** Largest request head (request line and headers) a listener reads; beyond it a 431. */

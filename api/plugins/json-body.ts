@@ -13,7 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../../chains/domain/errors.ts';
 import { jsonLimitsError } from '../json-limits.ts';
 
 const invalidJson = (message: string) => new ServiceError('INVALID_JSON', 400, message);

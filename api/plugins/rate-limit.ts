@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../../chains/domain/errors.ts';
 
 /**
  * The per-key, per-minute budget shared by every `/v1` request of an API key (the spec's Limits).

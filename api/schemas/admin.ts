@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
+import { KEY_ENVIRONMENTS, PLANS } from '../../chains/domain/projects.ts';
 import { StringEnum, TEXT_PATTERN } from './common.ts';
 import { Wallet } from './wallets.ts';
 
-export const PlanSchema = StringEnum(['free', 'starter', 'growth', 'scale', 'enterprise']);
-export const EnvironmentSchema = StringEnum(['development', 'production']);
+export const PlanSchema = StringEnum(PLANS);
+export const EnvironmentSchema = StringEnum(KEY_ENVIRONMENTS);
 
 export const CreateProjectBody = Type.Object(
   {

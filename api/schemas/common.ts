@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { SCHEMES, WALLET_TYPES } from '../../chains/wallet-types.ts';
+import { SCHEMES, USER_IDENTIFIER_TYPES, WALLET_STATUSES, WALLET_TYPES } from '../../chains/domain/wallets.ts';
 
 /**
  * Pattern for free text: at least one non-space character, and well-formed Unicode (a lone UTF-16
@@ -26,10 +26,10 @@ export const WalletTypeSchema = StringEnum(WALLET_TYPES, {
 export const SchemeSchema = StringEnum(SCHEMES, {
   description: 'DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.',
 });
-export const UserIdentifierTypeSchema = StringEnum(['CUSTOM_ID', 'EMAIL', 'PHONE'], {
+export const UserIdentifierTypeSchema = StringEnum(USER_IDENTIFIER_TYPES, {
   description: "Kind of the partner's user identifier.",
 });
-export const WalletStatusSchema = StringEnum(['creating', 'ready']);
+export const WalletStatusSchema = StringEnum(WALLET_STATUSES);
 
 /** The error envelope of every 4xx/5xx answer. */
 export const ErrorSchema = Type.Object(

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { CHAIN_ERROR_CODES } from '../../chains/payment-chain.ts';
-import { ERROR_CATALOGUE, type ErrorCode, statusesOf } from '../error-catalogue.ts';
+import { ERROR_CATALOGUE, type ErrorCode, statusesOf } from '../../chains/domain/error-catalogue.ts';
+import { CHAIN_ERROR_CODES } from '../../chains/domain/payments.ts';
 
 /**
  * Codes every route can answer, whatever it does: the request and its body as the framework reads them, the

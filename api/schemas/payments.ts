@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { INTENT_KINDS, SOLANA_NETWORKS, TRANSACTION_STATUSES, TRANSFER_KINDS } from '../../chains/domain/payments.ts';
 import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
 
 export const TransferBody = Type.Object(
@@ -15,7 +16,7 @@ export const TransferBody = Type.Object(
       }),
     ),
     network: Type.Optional(
-      StringEnum(['SOLANA', 'SOLANA_DEVNET'], {
+      StringEnum(SOLANA_NETWORKS, {
         description: 'SOLANA wallets only; default SOLANA. Development API keys use SOLANA_DEVNET.',
       }),
     ),
@@ -23,7 +24,7 @@ export const TransferBody = Type.Object(
       Type.String({ minLength: 1, maxLength: 128, description: 'ERC-20 contract or SPL mint; omit for native.' }),
     ),
     kind: Type.Optional(
-      StringEnum(['NATIVE', 'ERC20', 'SPL'], {
+      StringEnum(TRANSFER_KINDS, {
         description: 'Default NATIVE, or the token kind of the wallet type when tokenAddress is given.',
       }),
     ),
@@ -121,8 +122,8 @@ export const TransactionList = Paginated(TransactionRecord);
 
 export const ListTransactionsQuery = Type.Object(
   {
-    status: Type.Optional(StringEnum(['pending', 'submitted', 'confirmed', 'reverted', 'failed'])),
-    intentKind: Type.Optional(StringEnum(['transfer', 'sign_transaction', 'yield'])),
+    status: Type.Optional(StringEnum(TRANSACTION_STATUSES)),
+    intentKind: Type.Optional(StringEnum(INTENT_KINDS)),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
   },

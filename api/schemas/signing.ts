@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { SOLANA_NETWORKS } from '../../chains/domain/payments.ts';
 import { TYPED_DATA_LIMITS } from '../../chains/evm/typed-data-limits.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import { StringEnum, WalletTypeSchema } from './common.ts';
@@ -42,7 +43,7 @@ export const SignTransactionBody = Type.Object(
           'Sign-only when omitted or false. true (EVM, SOLANA): record, sign, broadcast and monitor the transaction.',
       }),
     ),
-    network: Type.Optional(StringEnum(['SOLANA', 'SOLANA_DEVNET'], { description: 'SOLANA wallets only.' })),
+    network: Type.Optional(StringEnum(SOLANA_NETWORKS, { description: 'SOLANA wallets only.' })),
     networkPassphrase: Type.Optional(
       Type.String({
         minLength: 1,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES, SIGNATURE_FORMATS } from '../webhooks/event-types.ts';
+import { EVENT_TYPES, SIGNATURE_FORMATS } from '../../chains/domain/events.ts';
 import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
 
 const SignatureFormatSchema = StringEnum(SIGNATURE_FORMATS, {

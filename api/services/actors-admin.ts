@@ -1,6 +1,6 @@
 import type { ActorHost } from '../../actors/host.ts';
+import { ServiceError } from '../../chains/domain/errors.ts';
 import type { ActorStore, StoredActor } from '../../store/actor-store.ts';
-import { ServiceError } from '../errors.ts';
 
 const DEFAULT_PAGE = 20;
 

@@ -1,19 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
+import type { KeyEnvironment } from '../../chains/domain/projects.ts';
+import { PLAN_LIMITS } from '../../chains/domain/projects.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import type { Store } from '../../store/index.ts';
 import type { Plan } from '../../store/projects-repo.ts';
-import { invalidRequest, ServiceError } from '../errors.ts';
-import { type Authenticator, hashSecret, PLAN_LIMITS } from '../plugins/auth.ts';
+import { type Authenticator, hashSecret } from '../plugins/auth.ts';
 import { createMasterKeyService } from './master-key.ts';
-
-export type Environment = 'development' | 'production';
 
 const projectNotFound = () => new ServiceError('PROJECT_NOT_FOUND', 404, 'project not found');
 const keyNotFound = () => new ServiceError('API_KEY_NOT_FOUND', 404, 'API key not found');
 
 /** A new secret: a readable prefix naming the environment, then 32 random bytes. Shown once. */
-function newSecret(environment: Environment): string {
+function newSecret(environment: KeyEnvironment): string {
   return `${environment === 'production' ? 'sk_live_' : 'sk_dev_'}${randomBytes(32).toString('base64url')}`;
 }
 
@@ -123,7 +123,7 @@ export function createAdminService(deps: {
       if (!store.projects.get(projectId)) throw projectNotFound();
     },
 
-    async createApiKey(projectId: string, environment: Environment) {
+    async createApiKey(projectId: string, environment: KeyEnvironment) {
       if (!store.projects.get(projectId)) throw projectNotFound();
       const secretKey = newSecret(environment);
       const row = await store.writer.write(() =>

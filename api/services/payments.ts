@@ -11,6 +11,15 @@ import type { ActorHost, ActorView } from '../../actors/host.ts';
 import type { PaymentContext, PaymentInput, PaymentPayload } from '../../actors/payment.machine.ts';
 import { paymentStatus } from '../../actors/payment-definition.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
+import { asErrorCode } from '../../chains/domain/error-catalogue.ts';
+import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
+import type {
+  IntentKind,
+  PaymentFamily,
+  SolanaNetwork,
+  TransactionStatus,
+  TransferKind,
+} from '../../chains/domain/payments.ts';
 import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transaction.ts';
 import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
 import {
@@ -26,8 +35,6 @@ import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainRegistry } from '../chain-registry.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { asErrorCode } from '../error-catalogue.ts';
-import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 import type { SigningService } from './signing.ts';
 
@@ -35,9 +42,9 @@ export interface TransferRequest {
   to: string;
   value: string;
   chainId?: string | number;
-  network?: 'SOLANA' | 'SOLANA_DEVNET';
+  network?: SolanaNetwork;
   tokenAddress?: string;
-  kind?: 'NATIVE' | 'ERC20' | 'SPL';
+  kind?: TransferKind;
   broadcast?: boolean;
   addressScreening?: boolean;
   autoRetry?: unknown;
@@ -93,7 +100,7 @@ function buildFailure(err: unknown): unknown {
     return invalidRequest(err.message, err.field ? { field: `body.${err.field}` } : undefined);
   }
   if (err instanceof ChainRpcError) {
-    return err.kind === 'transient'
+    return err.transient
       ? new ServiceError('RPC_UNAVAILABLE', 503, `the chain's node did not answer: ${err.message}`, {
           transient: true,
         })
@@ -151,7 +158,7 @@ export function createPaymentService(deps: {
         field: 'body.value',
       });
     }
-    const family = wallet.type as 'EVM' | 'SOLANA';
+    const family = wallet.type as PaymentFamily;
     const tokenKind = family === 'EVM' ? 'ERC20' : 'SPL';
     const kind = body.kind ?? (body.tokenAddress !== undefined ? tokenKind : 'NATIVE');
     if (kind !== 'NATIVE' && kind !== tokenKind) {
@@ -222,7 +229,7 @@ export function createPaymentService(deps: {
     spec: {
       intentKind: 'transfer' | 'sign_transaction';
       chainId: string | null;
-      network: string | null;
+      network: SolanaNetwork | null;
       payload: (nonce: number | null) => PaymentPayload;
       pendingNonce: number | null;
       /** A nonce the partner fixed in their own transaction (sign-transaction): used as is. */
@@ -362,7 +369,7 @@ export function createPaymentService(deps: {
       const { id, view } = await record(principal, wallet, chain, {
         intentKind: 'transfer',
         chainId: chain.family === 'EVM' ? chainRef : null,
-        network: chain.family === 'SOLANA' ? chainRef : null,
+        network: chain.family === 'SOLANA' ? (chainRef as SolanaNetwork) : null,
         payload: (nonce) => payloadOf(unsigned, nonce),
         pendingNonce,
         to: intent.to,
@@ -393,7 +400,7 @@ export function createPaymentService(deps: {
     async broadcastTransaction(
       principal: Principal,
       walletId: string,
-      body: { transaction: unknown; network?: 'SOLANA' | 'SOLANA_DEVNET'; networkPassphrase?: string },
+      body: { transaction: unknown; network?: SolanaNetwork; networkPassphrase?: string },
     ): Promise<BroadcastResult> {
       const found = store.wallets.get(principal.projectId, walletId);
       if (found && found.type === 'EVM') {
@@ -486,7 +493,7 @@ export function createPaymentService(deps: {
     list(
       principal: Principal,
       walletId: string,
-      q: { status?: string; intentKind?: string; cursor?: string; limit?: number },
+      q: { status?: TransactionStatus; intentKind?: IntentKind; cursor?: string; limit?: number },
     ) {
       if (!store.wallets.get(principal.projectId, walletId)) {
         throw new ServiceError('WALLET_NOT_FOUND', 404, 'wallet not found');

@@ -3,11 +3,12 @@
  * the enclave's P-256 key, is handed to the enclave, which alone decrypts it, checks that it completes the
  * wallet's key and stores it sealed. This process only relays the ciphertext and records the outcome.
  */
+
+import { ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../enclave/protocol.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
-import { ServiceError, walletNotFound } from '../errors.ts';
 import { toWalletView, type WalletView } from './wallets.ts';
 
 const alreadyMigrated = (walletId: string) =>

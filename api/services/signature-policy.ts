@@ -4,11 +4,11 @@
  * plugs its engine in here (guardrails, raw-signature rules, approvals); until then the policy allows.
  */
 
+import { ServiceError } from '../../chains/domain/errors.ts';
+import type { WalletType } from '../../chains/domain/wallets.ts';
 import { walletFamilies } from '../../chains/wallet-families.ts';
 import type { SigningOperation } from '../../chains/wallet-family.ts';
-import type { WalletType } from '../../chains/wallet-types.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
-import { ServiceError } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
 
 /** The signing routes, and `transfer` (a payment the service builds, signs and broadcasts). */

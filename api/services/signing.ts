@@ -10,13 +10,17 @@
 import bs58 from 'bs58';
 import type { PaymentPayload, SignedPayment } from '../../actors/payment.machine.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
+import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
+import type { EventType } from '../../chains/domain/events.ts';
+import type { SolanaNetwork } from '../../chains/domain/payments.ts';
+import { isPaymentFamily } from '../../chains/domain/payments.ts';
+import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/domain/wallets.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
 import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
 import { recoverEvmTransactionSigner } from '../../chains/evm/recover-evm-transaction-signer.ts';
 import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
 import { keccak256 } from '../../chains/keccak-256.ts';
-import { isPaymentFamily } from '../../chains/payment-chain.ts';
 import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
 import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
 import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
@@ -29,21 +33,18 @@ import type {
   TransactionRequest,
   WalletKey,
 } from '../../chains/wallet-family.ts';
-import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/wallet-types.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
 import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
-import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 import type { Principal } from '../plugins/auth.ts';
-import type { EventType } from '../webhooks/event-types.ts';
 import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
 
 export interface SignTransactionRequest extends TransactionRequest {
   broadcast?: boolean;
-  network?: 'SOLANA' | 'SOLANA_DEVNET';
+  network?: SolanaNetwork;
 }
 
 export type SignedTransactionResult = SignedTransaction;

@@ -4,12 +4,18 @@ import type { ActorHost, ActorView } from '../../actors/host.ts';
 import type { UserShareHandoff } from '../../actors/user-share-handoff.ts';
 import type { WalletContext, WalletInput } from '../../actors/wallet.machine.ts';
 import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';
-import { defaultScheme, isSchemeSupported, type Scheme, type WalletType } from '../../chains/wallet-types.ts';
+import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
+import {
+  type Custody,
+  defaultScheme,
+  isSchemeSupported,
+  type Scheme,
+  type WalletType,
+} from '../../chains/domain/wallets.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { invalidRequest, ServiceError, walletNotFound } from '../errors.ts';
 
 type IdentifierType = WalletRow['userIdentifierType'];
 
@@ -90,7 +96,7 @@ export function createWalletService(deps: {
   async function create(
     projectId: string,
     req: CreateWalletRequest,
-    custody: 'managed' | 'pregen',
+    custody: Custody,
     apiKeyId?: string,
   ): Promise<WalletView> {
     const scheme = req.scheme ?? defaultScheme(req.type);

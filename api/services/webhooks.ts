@@ -1,9 +1,9 @@
+import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
+import { EVENT_TYPES, type EventType, type SignatureFormat, UNSENT_EVENT_TYPES } from '../../chains/domain/events.ts';
 import type { Store } from '../../store/index.ts';
 import type { DeliveryRow, DeliveryStatus, WebhookEndpointRow } from '../../store/webhooks-repo.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { invalidRequest, ServiceError } from '../errors.ts';
 import type { DeliveryEngine } from '../webhooks/delivery-engine.ts';
-import { EVENT_TYPES, type EventType, type SignatureFormat, UNSENT_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { newWebhookSecret } from '../webhooks/sign-delivery.ts';
 import { assertPublicTarget, type ResolveAll, TargetRefusedError } from '../webhooks/target-guard.ts';
 

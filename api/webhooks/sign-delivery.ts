@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { SignatureFormat } from './event-types.ts';
+import type { SignatureFormat } from '../../chains/domain/events.ts';
 
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64 (the Standard Webhooks secret format). */
 export function newWebhookSecret(): string {

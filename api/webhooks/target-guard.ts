@@ -2,6 +2,7 @@ import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { CodedError } from '../../chains/domain/errors.ts';
 
 /** How names are resolved (node's `dns.lookup` with `all: true`); tests give their own. */
 export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
@@ -9,8 +10,11 @@ export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
 export const systemResolveAll: ResolveAll = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 /** Raised when a webhook target is, or resolves to, an address the service may not call. */
-export class TargetRefusedError extends Error {
-  readonly code = 'WEBHOOK_TARGET_NOT_ALLOWED';
+export class TargetRefusedError extends CodedError {
+  override name = 'TargetRefusedError';
+  constructor(message: string) {
+    super('WEBHOOK_TARGET_NOT_ALLOWED', 400, message);
+  }
 }
 
 /**

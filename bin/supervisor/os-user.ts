@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { InternalError } from '../../chains/domain/errors.ts';
 
 export interface OsUser {
   uid: number;
@@ -15,8 +16,11 @@ export interface OsUser {
 }
 
 /** A bad `ENCLAVE_USER` / `API_USER`; the message names the variable. */
-export class OsUserError extends Error {
+export class OsUserError extends InternalError {
   override name = 'OsUserError';
+  constructor(message: string) {
+    super('OS_USER_INVALID', message);
+  }
 }
 
 interface PasswdEntry {

@@ -1,5 +1,5 @@
+import { defaultScheme } from '../domain/wallets.ts';
 import type { WalletFamily } from '../wallet-family.ts';
-import { defaultScheme } from '../wallet-types.ts';
 import { deriveCosmosAddress } from './derive-address.ts';
 import { encodeCosmosSignature } from './encode-cosmos-signature.ts';
 import { hashCosmosMessage } from './hash-cosmos-message.ts';

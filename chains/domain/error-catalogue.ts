@@ -4,7 +4,7 @@
  * with these codes, the OpenAPI documents and the README's error table are built from this list, and the error
  * handler logs (and counts) any answer whose code or status is not here.
  */
-import { CHAIN_ERROR_CODES, type ChainErrorCode } from '../chains/payment-chain.ts';
+import { CHAIN_ERROR_CODES, type ChainErrorCode } from './payments.ts';
 
 export interface CatalogueEntry {
   /** The status answered; a list when the same code can come at more than one step (the first is the usual one). */

@@ -1,12 +1,14 @@
 /**
- * The base of every error the service answers from: a stable upper-case `code`, the HTTP status it answers with,
+ * The base of every error class of the project: a stable upper-case `code`, the HTTP status it answers with,
  * whether retrying may succeed (`transient`), and context fields merged into the answer's body (`details`).
- * The API's `ServiceError`, the store's `StoreError`, the actor host's `ActorHostError` and the enclave client's
- * `EnclaveClientError` extend it, and the API's error handler answers any of them in the spec's envelope.
- *
- * A shared type with no imports, like chains/wallet-types.ts: every layer may import it (store/ and enclave/
- * included, which import nothing else of ours), so it lives here rather than in api/.
+ * `ServiceError` (a catalogued code, below), the store's `StoreError`, the actor host's `ActorHostError`, the enclave
+ * client's `EnclaveClientError`, the chains' `ChainInputError` and `ChainRpcError` and the rest extend it, and the
+ * API's error handler answers any of them in the spec's envelope. A code outside the catalogue
+ * (error-catalogue.ts) is an internal one: should it reach an answer, the handler answers 500 INTERNAL_ERROR (or 503
+ * SERVICE_UNAVAILABLE when transient) and logs it.
  */
+import type { ErrorCode } from './error-catalogue.ts';
+
 export abstract class CodedError extends Error {
   readonly code: string;
   readonly httpStatus: number;
@@ -24,5 +26,40 @@ export abstract class CodedError extends Error {
     this.httpStatus = httpStatus;
     this.transient = opts.transient ?? false;
     if (opts.details) this.details = opts.details;
+  }
+}
+
+/**
+ * An error answered to a partner or an operator as is: `code` is one of the error catalogue's (checked by the type),
+ * `httpStatus` the answer's status; `transient` (default: a 5xx) says whether retrying the same request may succeed;
+ * `details` are extra fields merged into the error body (for example `walletId`).
+ */
+export class ServiceError extends CodedError {
+  declare readonly code: ErrorCode;
+
+  constructor(
+    code: ErrorCode,
+    httpStatus: number,
+    message: string,
+    opts: { transient?: boolean; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(code, httpStatus, message, { ...opts, transient: opts.transient ?? httpStatus >= 500 });
+    this.name = 'ServiceError';
+  }
+}
+
+export const invalidRequest = (message: string, details?: Record<string, unknown>) =>
+  new ServiceError('INVALID_REQUEST', 400, message, { details });
+
+export const walletNotFound = () => new ServiceError('WALLET_NOT_FOUND', 404, 'wallet not found');
+
+/**
+ * A failure of the project's own machinery that no partner request caused (a bad configuration, a file of the wrong
+ * mode, a stored actor of a newer release): an internal code, never answered as is.
+ */
+export class InternalError extends CodedError {
+  constructor(code: string, message: string, opts: { transient?: boolean; cause?: unknown } = {}) {
+    super(code, 500, message, opts);
+    this.name = 'InternalError';
   }
 }

@@ -1,13 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  defaultScheme,
-  isSchemeSupported,
-  SCHEMES,
-  schemeCurve,
-  WALLET_TYPES,
-  type WalletType,
-} from './wallet-types.ts';
+import { defaultScheme, isSchemeSupported, SCHEMES, schemeCurve, WALLET_TYPES, type WalletType } from './wallets.ts';
 
 describe('wallet types and schemes', () => {
   it('lists the five types and two schemes of the spec', () => {

@@ -1,3 +1,8 @@
+/**
+ * The wallet vocabulary: types, key schemes, identifier kinds, statuses and custody. Part of the domain module
+ * (chains/domain/), which imports nothing: every layer takes its lists from here.
+ */
+
 /** Wallet types the service creates. Fixed at creation. */
 export const WALLET_TYPES = ['EVM', 'COSMOS', 'SOLANA', 'STELLAR', 'SUI'] as const;
 export type WalletType = (typeof WALLET_TYPES)[number];
@@ -40,3 +45,18 @@ export function schemeCurve(scheme: Scheme): Curve {
   if (curve === undefined) throw new Error(`Unknown scheme: ${String(scheme)}`);
   return curve;
 }
+
+/** Kinds of the partner's user identifier. */
+export const USER_IDENTIFIER_TYPES = ['CUSTOM_ID', 'EMAIL', 'PHONE'] as const;
+export type UserIdentifierType = (typeof USER_IDENTIFIER_TYPES)[number];
+
+/** A wallet's status: `creating` until its key exists and its shares are stored, then `ready`. */
+export const WALLET_STATUSES = ['creating', 'ready'] as const;
+export type WalletStatus = (typeof WALLET_STATUSES)[number];
+
+/**
+ * Who holds a wallet's shares: `managed`, both in the enclave (created through `/v1/wallets`); `pregen`, only the
+ * service share (the legacy pre-generated flow, until `migrate-share` brings the user share in).
+ */
+export const CUSTODY_KINDS = ['managed', 'pregen'] as const;
+export type Custody = (typeof CUSTODY_KINDS)[number];

@@ -61,7 +61,7 @@ async function rejection(promise: Promise<unknown>): Promise<ChainRpcError> {
 async function assertRejects(promise: Promise<unknown>, kind: 'transient' | 'final', code: string) {
   const error = await rejection(promise);
   assert.equal(error.code, code, error.message);
-  assert.equal(error.kind, kind, error.message);
+  assert.equal(error.transient ? 'transient' : 'final', kind, error.message);
   assert.ok(!error.message.includes('replay.invalid'), `the message names the RPC URL: ${error.message}`);
   return error;
 }

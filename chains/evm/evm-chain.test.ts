@@ -74,7 +74,7 @@ async function assertChainRpcError(promise: Promise<unknown>, kind: 'transient' 
   const error = await rejection(promise);
   assert.ok(error instanceof ChainRpcError, `expected a ChainRpcError, got ${String(error)}`);
   assert.equal(error.code, code, error.message);
-  assert.equal(error.kind, kind, error.message);
+  assert.equal(error.transient ? 'transient' : 'final', kind, error.message);
   assert.ok(!error.message.includes('127.0.0.1'), `the message names the RPC URL: ${error.message}`);
   return error;
 }

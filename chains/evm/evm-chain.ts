@@ -1,9 +1,9 @@
 import { createPublicClient, encodeFunctionData, erc20Abi, http, keccak256, numberToHex } from 'viem';
 import { ChainInputError } from '../chain-input-error.ts';
 import { describeType } from '../describe-type.ts';
+import type { ChainEnvironment } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
 import {
-  type ChainEnvironment,
   ChainRpcError,
   type EvmUnsignedPayment,
   type FeeEstimate,

@@ -1,6 +1,6 @@
 import { ChainInputError } from '../chain-input-error.ts';
+import { defaultScheme } from '../domain/wallets.ts';
 import type { WalletFamily } from '../wallet-family.ts';
-import { defaultScheme } from '../wallet-types.ts';
 import { deriveEvmAddress } from './derive-address.ts';
 import { encodeEvmSignature } from './encode-evm-signature.ts';
 import { evmPoolSteps } from './evm-pool-steps.ts';

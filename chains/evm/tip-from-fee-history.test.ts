@@ -46,8 +46,7 @@ describe('tipFromFeeHistory', () => {
     ]) {
       assert.throws(
         () => tipFromFeeHistory(bad),
-        (error: unknown) =>
-          error instanceof ChainRpcError && error.kind === 'transient' && error.code === 'RPC_UNAVAILABLE',
+        (error: unknown) => error instanceof ChainRpcError && error.transient && error.code === 'RPC_UNAVAILABLE',
         JSON.stringify(bad),
       );
     }

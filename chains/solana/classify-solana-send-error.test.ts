@@ -30,7 +30,7 @@ const simulationFailed = (err: unknown, logs: string[] = []) => ({
 function verdict(error: Parameters<typeof classifySolanaSendError>[0], bytes = solTransfer) {
   const result = classifySolanaSendError(error, bytes);
   if (result.kind === 'accepted') return 'accepted';
-  return `${result.kind}:${result.error.kind}:${result.error.code}`;
+  return `${result.kind}:${result.error.transient ? 'transient' : 'final'}:${result.error.code}`;
 }
 
 describe('classifySolanaSendError', () => {

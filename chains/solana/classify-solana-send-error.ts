@@ -1,7 +1,8 @@
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { SystemProgram, VersionedTransaction } from '@solana/web3.js';
+import type { ChainErrorCode } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
-import { type ChainErrorCode, ChainRpcError } from '../payment-chain.ts';
+import { ChainRpcError } from '../payment-chain.ts';
 import type { SolanaRpcErrorObject } from './create-solana-rpc.ts';
 import { describeSolanaTransactionError } from './describe-solana-transaction-error.ts';
 

@@ -24,7 +24,7 @@ const json = (value: unknown, status = 200) =>
 async function unavailable(promise: Promise<unknown>, message: RegExp): Promise<void> {
   await assert.rejects(promise, (error) => {
     assert.ok(error instanceof ChainRpcError);
-    assert.equal(error.kind, 'transient');
+    assert.equal(error.transient, true);
     assert.equal(error.code, 'RPC_UNAVAILABLE');
     assert.match(error.message, message);
     assert.doesNotMatch(error.message, /secret|node\.invalid/);

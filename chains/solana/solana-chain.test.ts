@@ -69,7 +69,7 @@ async function rpcError(promise: Promise<unknown>, kind: 'transient' | 'final', 
   } catch (error) {
     assert.ok(error instanceof ChainRpcError, `expected a ChainRpcError, got ${String(error)}`);
     assert.equal(error.code, code, error.message);
-    assert.equal(error.kind, kind);
+    assert.equal(error.transient ? 'transient' : 'final', kind);
     return error;
   }
   assert.fail(`expected ${code}`);

@@ -18,9 +18,9 @@ import { ComputeBudgetProgram, PublicKey, SystemProgram, Transaction } from '@so
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
 import { decodeBase64 } from '../decode-base64.ts';
+import { type ChainEnvironment, isSolanaNetwork, type SolanaNetwork } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
 import {
-  type ChainEnvironment,
   ChainRpcError,
   type FeeEstimate,
   type ObserveItem,
@@ -43,7 +43,7 @@ import { parseSolanaAddress } from './parse-solana-address.ts';
 import { parseU64Amount } from './parse-u64-amount.ts';
 
 export interface SolanaChainConfig {
-  network: 'SOLANA' | 'SOLANA_DEVNET';
+  network: SolanaNetwork;
   rpcUrl: string;
   environment: ChainEnvironment;
   /** Per HTTP request (default 10 s). */
@@ -200,7 +200,7 @@ function parseIntent(from: unknown, intent: unknown) {
  * (2 when a token instruction finds its source account missing), observe at most 3, isBlockhashValid 1.
  */
 export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
-  if (config.network !== 'SOLANA' && config.network !== 'SOLANA_DEVNET') {
+  if (!isSolanaNetwork(config.network)) {
     throw new Error(`Solana network must be SOLANA or SOLANA_DEVNET, got ${String(config.network)}`);
   }
   let url: URL;

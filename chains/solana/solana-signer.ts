@@ -1,7 +1,7 @@
+import { defaultScheme } from '../domain/wallets.ts';
 import { encodeEd25519Signature } from '../encode-ed25519-signature.ts';
 import { encodeUtf8 } from '../encode-utf8.ts';
 import type { WalletFamily } from '../wallet-family.ts';
-import { defaultScheme } from '../wallet-types.ts';
 import { attachSolanaSignature } from './attach-solana-signature.ts';
 import { deriveSolanaAddress } from './derive-address.ts';
 import { prepareSolanaTransaction } from './prepare-solana-transaction.ts';

@@ -1,6 +1,6 @@
+import { defaultScheme } from '../domain/wallets.ts';
 import { encodeEd25519Signature } from '../encode-ed25519-signature.ts';
 import type { WalletFamily } from '../wallet-family.ts';
-import { defaultScheme } from '../wallet-types.ts';
 import { deriveSuiAddress } from './derive-address.ts';
 import { encodeSuiSignature } from './encode-sui-signature.ts';
 import { hashSuiPersonalMessage } from './hash-sui-personal-message.ts';
