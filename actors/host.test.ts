@@ -7,9 +7,16 @@ import Database from 'better-sqlite3';
 import { initialTransition, transition } from 'xstate';
 import { createStore, type Store } from '../store/index.ts';
 import { boom, type CounterContext, counterDefinition } from '../test/helpers/actor-machines.ts';
-import { type Clock, createActorHost, type HostOptions } from './host.ts';
-import { type KeyMaterial, type WalletInput, walletMachine } from './wallet.machine.ts';
-import { createWalletDefinition } from './wallet-definition.ts';
+import {
+  type ActorHost,
+  type ActorView,
+  type AnyMachineDefinition,
+  type Clock,
+  createActorHost,
+  type HostOptions,
+} from './host.ts';
+import { type KeyMaterial, type WalletInput, walletMachine } from './wallet/wallet.machine.ts';
+import { createWalletDefinition } from './wallet/wallet-definition.ts';
 
 function tempStore(): { store: Store; file: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-host-'));
@@ -19,8 +26,26 @@ function tempStore(): { store: Store; file: string } {
 
 const quiet = () => undefined;
 
+/** The definitions each host was created with, by name: the tests spawn and wait by machine name. */
+const definitionsOf = new WeakMap<ActorHost, Map<string, AnyMachineDefinition>>();
+
 function hostOn(store: Store, o: Partial<HostOptions> & Pick<HostOptions, 'definitions'>) {
-  return createActorHost({ store: store.actors, log: quiet, retryBaseMs: 5, ...o });
+  return track(createActorHost({ store: store.actors, log: quiet, retryBaseMs: 5, ...o }), o.definitions);
+}
+
+function track(host: ActorHost, definitions: AnyMachineDefinition[]): ActorHost {
+  definitionsOf.set(host, new Map(definitions.map((d) => [d.name, d])));
+  return host;
+}
+
+function spawnIn(host: ActorHost, machine: string, id: string, admission: unknown) {
+  return host.spawn(definitionsOf.get(host)!.get(machine)!, id, admission as never);
+}
+
+/** `waitFor` with the definition of the machine the actor runs. */
+function waitIn(host: ActorHost, id: string, predicate: (v: ActorView) => boolean): Promise<ActorView> {
+  const machine = host.read(id)?.machine ?? 'counter';
+  return host.waitFor(definitionsOf.get(host)!.get(machine)!, id, predicate) as Promise<ActorView>;
 }
 
 function seedProject(store: Store) {
@@ -38,22 +63,6 @@ function walletInput(id: string): WalletInput {
     createdAt: new Date().toISOString(),
     custody: 'managed',
   };
-}
-
-function insertRow(store: Store, input: WalletInput) {
-  return () =>
-    store.wallets.insert({
-      id: input.walletId,
-      projectId: input.projectId,
-      type: input.type,
-      scheme: input.scheme,
-      status: 'creating',
-      userIdentifier: input.userIdentifier,
-      userIdentifierType: 'CUSTOM_ID',
-      createdAt: input.createdAt,
-      updatedAt: input.createdAt,
-      seq: store.wallets.nextSeq(),
-    });
 }
 
 const ctxOf = (v: { context: Record<string, unknown> }) => v.context as unknown as CounterContext;
@@ -101,10 +110,10 @@ test('effects run only after the state that asked for them is committed', async 
       }),
     ],
   });
-  await host.spawn('counter', 'c1', undefined);
+  await spawnIn(host, 'counter', 'c1', undefined);
   for (let i = 0; i < 5; i++) {
     await host.deliver('c1', { type: 'EFFECT' });
-    await host.waitFor('c1', (v) => v.value === 'idle' && ctxOf(v).effects === i + 1);
+    await waitIn(host, 'c1', (v) => v.value === 'idle' && ctxOf(v).effects === i + 1);
   }
   assert.equal(seen.length, 5);
   for (const s of seen) assert.deepEqual(s, { state: 'working', effectRows: 1 });
@@ -135,7 +144,7 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
     ],
   });
   const input = walletInput('w2');
-  await hang.spawn('wallet', 'w2', input, insertRow(store, input));
+  await spawnIn(hang, 'wallet', 'w2', { ...input, userIdentifierType: 'CUSTOM_ID' });
   assert.equal(store.wallets.getAny('w2')?.status, 'creating');
   assert.equal(row(store, 'w2').machineVersion, 2);
   assert.equal(store.actors.effectsOf('w2').length, 1);
@@ -161,7 +170,7 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
   });
   await host.start();
   assert.equal(host.restored, true);
-  const final = await host.waitFor('w2', (s) => s.status !== 'active');
+  const final = await waitIn(host, 'w2', (s) => s.status !== 'active');
   assert.equal(final.value, 'ready');
   assert.deepEqual(calls, [{ walletId: 'w2', key: firstKeys[0] }]);
   assert.equal(reopened.wallets.getAny('w2')?.status, 'ready');
@@ -185,7 +194,7 @@ test('an at-most-once effect interrupted by a restart is never run again: the ma
       }),
     ],
   });
-  await first.spawn('counter', 's1', undefined);
+  await spawnIn(first, 'counter', 's1', undefined);
   await first.deliver('s1', { type: 'SIGN' });
   await new Promise((r) => setImmediate(r));
   assert.equal(signs, 1);
@@ -204,7 +213,7 @@ test('an at-most-once effect interrupted by a restart is never run again: the ma
     ],
   });
   await second.start();
-  const v = await second.waitFor('s1', (x) => x.value !== 'signing');
+  const v = await waitIn(second, 's1', (x) => x.value !== 'signing');
   assert.equal(v.value, 'uncertain');
   assert.equal(ctxOf(v).error?.code, 'EFFECT_INTERRUPTED');
   assert.equal(signs, 1, 'the signing effect did not run again');
@@ -216,7 +225,7 @@ test('an at-most-once effect interrupted by a restart is never run again: the ma
 test('deliver: order kept, duplicate ids ignored, resolves after commit, reaches actors not in memory', async () => {
   const { store } = tempStore();
   const host = hostOn(store, { definitions: [counterDefinition()] });
-  await host.spawn('counter', 'd1', undefined);
+  await spawnIn(host, 'counter', 'd1', undefined);
   // A waiting actor leaves memory once its step is committed.
   assert.equal(host.isLive('d1'), false);
   const results = await Promise.all(
@@ -249,8 +258,8 @@ test('the scheduler wakes stored actors from the database, also after a restart 
   const first = hostOn(store, { definitions: [counterDefinition()] });
   await first.start();
   const soon = Date.now() + 100;
-  await first.spawn('counter', 't1', { wakeAt: soon });
-  await first.spawn('counter', 't2', { wakeAt: Date.now() + 60_000 });
+  await spawnIn(first, 'counter', 't1', { wakeAt: soon });
+  await spawnIn(first, 'counter', 't2', { wakeAt: Date.now() + 60_000 });
   assert.equal(row(store, 't1').wakeAt, soon);
   assert.equal(first.liveCount(), 0, 'actors that only wait are not kept in memory');
   await first.stop();
@@ -261,7 +270,7 @@ test('the scheduler wakes stored actors from the database, also after a restart 
   const lags: number[] = [];
   const second = hostOn(reopened, { definitions: [counterDefinition()], onWakeLag: (ms) => lags.push(ms) });
   await second.start();
-  const woken = await second.waitFor('t1', (v) => ctxOf(v).wakes === 1);
+  const woken = await waitIn(second, 't1', (v) => ctxOf(v).wakes === 1);
   assert.equal(woken.value, 'idle');
   assert.equal(row(reopened, 't1').wakeAt, null);
   assert.equal(lags.length, 1);
@@ -306,7 +315,7 @@ test('a wake time beyond 2^31-1 ms is re-armed, not fired early', async () => {
   const host = hostOn(store, { definitions: [counterDefinition()], clock });
   await host.start();
   const far = t0 + 2 ** 31 + 5_000;
-  await host.spawn('counter', 'far', { wakeAt: far });
+  await spawnIn(host, 'counter', 'far', { wakeAt: far });
   await new Promise((r) => setImmediate(r));
   assert.ok(clock.armed().includes(2 ** 31 - 1), `armed ${clock.armed()}`);
   clock.advance(2 ** 31 - 1);
@@ -319,7 +328,7 @@ test('a wake time beyond 2^31-1 ms is re-armed, not fired early', async () => {
   assert.equal(host.isLive('far'), true, 'loaded ahead of its wake time');
   assert.equal(ctxOf(host.read('far')!).wakes, 0, 'and not woken before it');
   clock.advance(far - clock.now());
-  const v = await host.waitFor('far', (x) => ctxOf(x).wakes === 1);
+  const v = await waitIn(host, 'far', (x) => ctxOf(x).wakes === 1);
   assert.equal(v.value, 'idle');
   await host.stop();
   store.close();
@@ -333,7 +342,7 @@ test('a timer that fires a millisecond early does not send the actors loaded ahe
   const early: Clock = { ...clock, setTimer: (fn, ms) => clock.setTimer(fn, Math.max(0, ms - 1)) };
   const host = hostOn(store, { definitions: [counterDefinition()], clock: early });
   await host.start();
-  await host.spawn('counter', 'due', { wakeAt: t0 + 1_000 });
+  await spawnIn(host, 'counter', 'due', { wakeAt: t0 + 1_000 });
   await new Promise((r) => setImmediate(r));
   clock.advance(900);
   await new Promise((r) => setTimeout(r, 20));
@@ -344,7 +353,7 @@ test('a timer that fires a millisecond early does not send the actors loaded ahe
   assert.equal(host.isLive('due'), true, 'still in memory after the early timer');
   assert.equal(ctxOf(host.read('due')!).wakes, 0, 'and not woken before its time');
   clock.advance(1);
-  const v = await host.waitFor('due', (x) => ctxOf(x).wakes === 1);
+  const v = await waitIn(host, 'due', (x) => ctxOf(x).wakes === 1);
   assert.equal(v.value, 'idle');
   await host.stop();
   store.close();
@@ -356,7 +365,7 @@ test('a WAKE computed ahead of its time is not used once an event changed the ac
   const clock = manualClock(t0);
   const host = hostOn(store, { definitions: [counterDefinition()], clock });
   await host.start();
-  await host.spawn('counter', 'soon', { wakeAt: t0 + 1_000 });
+  await spawnIn(host, 'counter', 'soon', { wakeAt: t0 + 1_000 });
   await new Promise((r) => setImmediate(r));
   // 100 ms ahead: loaded, and its WAKE transition computed from the state it has now.
   clock.advance(900);
@@ -364,7 +373,7 @@ test('a WAKE computed ahead of its time is not used once an event changed the ac
   assert.equal(host.isLive('soon'), true, 'loaded ahead of its wake time');
   // An event applied before the wake time changes that state: the WAKE must apply to the new one. (Waiting on the
   // actor keeps it in memory between the two, as a busy actor would be.)
-  const woken = host.waitFor('soon', (x) => ctxOf(x).wakes === 1);
+  const woken = waitIn(host, 'soon', (x) => ctxOf(x).wakes === 1);
   const r = await host.deliver('soon', { type: 'ADD', id: 'before-the-wake' }, { id: 'e1' });
   assert.equal(r.outcome, 'applied');
   assert.equal(host.isLive('soon'), true);
@@ -429,7 +438,7 @@ test('migration: committed v1 wallet rows (XState format) are migrated when load
   await host.start();
   const creating = fixtures.filter((f) => !f['done']).map((f) => f['actorId'] as string);
   for (const id of creating) {
-    const v = await host.waitFor(id, (s) => s.status !== 'active');
+    const v = await waitIn(host, id, (s) => s.status !== 'active');
     assert.equal(v.value, 'ready', id);
     assert.equal(row(store, id).machineVersion, 2);
     assert.equal(store.wallets.getAny(id)?.status, 'ready');
@@ -472,24 +481,26 @@ test('a failed save: waiters reject, the actor is reloaded from its committed st
   };
   let bumps = 0;
   let release: (() => void) | undefined;
+  const definitions = [
+    counterDefinition({
+      bump: () => {
+        bumps++;
+        return new Promise((r) => {
+          release = () => r(1);
+        });
+      },
+    }),
+  ];
   const host = createActorHost({
     store: failing,
     log: quiet,
     retryBaseMs: 5,
-    definitions: [
-      counterDefinition({
-        bump: () => {
-          bumps++;
-          return new Promise((r) => {
-            release = () => r(1);
-          });
-        },
-      }),
-    ],
+    definitions,
   });
-  await host.spawn('counter', 'f1', undefined);
+  track(host, definitions);
+  await spawnIn(host, 'counter', 'f1', undefined);
   await host.deliver('f1', { type: 'EFFECT' });
-  const waiting = host.waitFor('f1', (v) => ctxOf(v).effects === 1);
+  const waiting = waitIn(host, 'f1', (v) => ctxOf(v).effects === 1);
   // The ADD's step fails to save: the waiter and the sender hear it; nothing hangs.
   failNext = true;
   const extra = host.deliver('f1', { type: 'ADD', id: 'during' }, { id: 'during' });
@@ -521,9 +532,9 @@ test('a step that keeps throwing ends faulted: events are stored, the operator r
   const { store } = tempStore();
   boom.armed = true;
   const host = hostOn(store, { definitions: [counterDefinition()], maxStepFailures: 3 });
-  await host.spawn('counter', 'b1', undefined);
-  await host.spawn('counter', 'b2', undefined);
-  const waiter = host.waitFor('b1', () => false);
+  await spawnIn(host, 'counter', 'b1', undefined);
+  await spawnIn(host, 'counter', 'b2', undefined);
+  const waiter = waitIn(host, 'b1', () => false);
   const failing = host.deliver('b1', { type: 'BOOM' }, { id: 'boom-1' });
   const queued = host.deliver('b1', { type: 'ADD', id: 'after' }, { id: 'after' });
   assert.equal((await failing).outcome, 'stored');
@@ -543,7 +554,7 @@ test('a step that keeps throwing ends faulted: events are stored, the operator r
   // The operator fixed the cause and retries: the stored events apply in order.
   boom.armed = false;
   await host.retry('b1');
-  const v = await host.waitFor('b1', (x) => ctxOf(x).applied.length === 2);
+  const v = await waitIn(host, 'b1', (x) => ctxOf(x).applied.length === 2);
   assert.deepEqual(ctxOf(v).applied, ['after', 'later']);
   assert.equal(row(store, 'b1').faultedAt, null);
 
@@ -571,7 +582,7 @@ test('machines that need a live XState runtime are refused (delays do not surviv
   const host = hostOn(store, {
     definitions: [{ name: 'delayed', version: 1, machine: delayed, effects: {}, persist: () => undefined }],
   });
-  await assert.rejects(host.spawn('delayed', 'x1', undefined), /would not survive a restart/);
+  await assert.rejects(spawnIn(host, 'delayed', 'x1', undefined), /would not survive a restart/);
   assert.equal(store.actors.get('x1'), undefined);
   await host.stop();
   store.close();
@@ -581,11 +592,11 @@ test('back-pressure: past the live bound new work is refused with a transient 50
   const { store } = tempStore();
   const host = hostOn(store, { definitions: [counterDefinition({ bump: never })], maxLive: 2 });
   for (const id of ['p1', 'p2']) {
-    await host.spawn('counter', id, undefined);
+    await spawnIn(host, 'counter', id, undefined);
     await host.deliver(id, { type: 'EFFECT' });
   }
   assert.equal(host.liveCount(), 2);
-  await assert.rejects(host.spawn('counter', 'p3', undefined), {
+  await assert.rejects(spawnIn(host, 'counter', 'p3', undefined), {
     code: 'SERVICE_BUSY',
     httpStatus: 503,
     transient: true,
@@ -599,7 +610,7 @@ test('start recovers actors with effects under way in pages, below the live boun
   const { store, file } = tempStore();
   const first = hostOn(store, { definitions: [counterDefinition({ bump: never })] });
   for (let i = 0; i < 40; i++) {
-    await first.spawn('counter', `r${String(i).padStart(2, '0')}`, undefined);
+    await spawnIn(first, 'counter', `r${String(i).padStart(2, '0')}`, undefined);
     await first.deliver(`r${String(i).padStart(2, '0')}`, { type: 'EFFECT' });
   }
   await first.stop();
@@ -625,7 +636,7 @@ test('start recovers actors with effects under way in pages, below the live boun
   await host.start();
   assert.equal(host.restored, true);
   for (let i = 0; i < 40; i++) {
-    await host.waitFor(`r${String(i).padStart(2, '0')}`, (v) => ctxOf(v).effects === 1);
+    await waitIn(host, `r${String(i).padStart(2, '0')}`, (v) => ctxOf(v).effects === 1);
   }
   assert.ok(peak <= 8, `at most the watermark at once (peak ${peak})`);
   assert.equal(reopened.actors.counts().faulted, 0);

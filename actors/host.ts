@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject, SnapshotFrom, StateValue } from 'xstate';
+import type {
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  ContextFrom,
+  EventObject,
+  InputFrom,
+  SnapshotFrom,
+  StateValue,
+} from 'xstate';
 import { InternalError } from '../chains/domain/errors.ts';
 import type { ActorStore, StoredActor, StoredEffect } from '../store/actor-store.ts';
 import { ActorFaultedError, ActorVersionError, actorNotFound, actorsBusy, hostStopped } from './errors.ts';
@@ -44,8 +52,16 @@ export interface EffectSpec {
 /**
  * How the host runs one kind of machine. `persist` writes the row(s) a snapshot describes (and outbox events)
  * in the same transaction as the snapshot; it is called for every committed transition, in order.
+ *
+ * `Admission` is what `spawn` is given (the machine's input, unless `create` turns something else into it) and `View`
+ * what `spawn` and `waitFor` answer (the generic view, unless `view` maps it): a caller never handles an untyped input
+ * or a cast context.
  */
-export interface MachineDefinition<M extends AnyStateMachine = AnyStateMachine> {
+export interface MachineDefinition<
+  M extends AnyStateMachine = AnyStateMachine,
+  Admission = InputFrom<M>,
+  View = ActorView<ContextFrom<M>>,
+> {
   name: string;
   /** Bumped whenever stored states of the previous version need a migration. */
   version: number;
@@ -54,6 +70,14 @@ export interface MachineDefinition<M extends AnyStateMachine = AnyStateMachine> 
   effects: Record<string, EffectSpec>;
   /** Ordered: a stored row of version v runs every migration with `from >= v`. */
   migrations?: Migration[];
+  /**
+   * In `spawn`'s transaction, before the initial state is computed: writes the rows the actor describes and returns
+   * the machine's input, decided from what it read and wrote there (a payment's nonce is allocated with its record).
+   * Throwing refuses the spawn: nothing is stored or started. Without it, the admission is the input as is.
+   */
+  create?(actorId: string, admission: Admission): InputFrom<M>;
+  /** What `spawn` and `waitFor` callers see of a committed state; without it, the generic view. */
+  view?(actor: ActorView<ContextFrom<M>>): View;
   persist(actorId: string, snapshot: SnapshotFrom<M>, previous: SnapshotFrom<M> | undefined): void;
   /** Absolute epoch ms at which the actor wants `{type: 'WAKE', at}`, or null. Time is data. */
   wakeAt?(snapshot: SnapshotFrom<M>): number | null;
@@ -61,13 +85,22 @@ export interface MachineDefinition<M extends AnyStateMachine = AnyStateMachine> 
   abandon?(actorId: string, state: StoredState): void;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a registry of definitions of every machine, admission and view type
+export type AnyMachineDefinition = MachineDefinition<AnyStateMachine, any, any>;
+
+/** What `spawn` takes for a definition. */
+export type AdmissionOf<D> = D extends MachineDefinition<AnyStateMachine, infer A, unknown> ? A : never;
+
+/** What `spawn` and `waitFor` answer for a definition. */
+export type ViewOf<D> = D extends MachineDefinition<AnyStateMachine, unknown, infer V> ? V : never;
+
 /** An actor as callers see it: its last committed state. */
-export interface ActorView {
+export interface ActorView<C = Record<string, unknown>> {
   actorId: string;
   machine: string;
   status: 'active' | 'done' | 'faulted';
   value: StateValue;
-  context: Record<string, unknown>;
+  context: C;
   step: number;
 }
 
@@ -95,7 +128,7 @@ const systemClock: Clock = {
 
 export interface HostOptions {
   store: ActorStore;
-  definitions: MachineDefinition[];
+  definitions: AnyMachineDefinition[];
   clock?: Clock;
   log?: (msg: string, err?: unknown) => void;
   /** Most actors in memory at once; past it, new work answers SERVICE_BUSY (503). */
@@ -139,7 +172,7 @@ interface Waiter {
 
 interface Entry {
   id: string;
-  def: MachineDefinition;
+  def: AnyMachineDefinition;
   snap: AnyMachineSnapshot;
   view: ActorView;
   step: number;
@@ -234,7 +267,7 @@ function reasonOf(err: unknown): string {
 export function createActorHost(opts: HostOptions) {
   const { store } = opts;
   const defs = new Map(opts.definitions.map((d) => [d.name, d]));
-  const steppers = new Map<MachineDefinition, PureTransition>(
+  const steppers = new Map<AnyMachineDefinition, PureTransition>(
     opts.definitions.map((d) => [d, createPureTransition(d.machine)]),
   );
   const clock = opts.clock ?? systemClock;
@@ -269,6 +302,15 @@ export function createActorHost(opts: HostOptions) {
     return d;
   }
 
+  /** `def` is the definition this host runs under its name (not another object of the same name). */
+  function registered(def: AnyMachineDefinition): void {
+    if (defs.get(def.name) !== def) throw new Error(`the machine ${def.name} is not one this host was created with`);
+  }
+
+  function viewFor<D extends AnyMachineDefinition>(def: D, v: ActorView): ViewOf<D> {
+    return (def.view ? def.view(v) : v) as ViewOf<D>;
+  }
+
   function view(e: Pick<Entry, 'id' | 'def' | 'snap' | 'step'>, status?: ActorView['status']): ActorView {
     return {
       actorId: e.id,
@@ -281,7 +323,7 @@ export function createActorHost(opts: HostOptions) {
   }
 
   /** Parses a stored row into the current version's state, running migrations. */
-  function readRow(def: MachineDefinition, row: StoredActor): StoredState & { effects: LegacyEffect[] } {
+  function readRow(def: AnyMachineDefinition, row: StoredActor): StoredState & { effects: LegacyEffect[] } {
     if (row.machineVersion > def.version) {
       throw new ActorVersionError(
         `actor ${row.actorId} is stored with ${def.name} v${row.machineVersion}, newer than this code's v${def.version}`,
@@ -330,7 +372,7 @@ export function createActorHost(opts: HostOptions) {
    * restart.
    */
   function sortActions(
-    def: MachineDefinition,
+    def: AnyMachineDefinition,
     actorId: string,
     step: number,
     actions: ReturnType<PureTransition['next']>[1],
@@ -1004,20 +1046,18 @@ export function createActorHost(opts: HostOptions) {
     },
 
     /**
-     * Creates an actor: its initial state, effect intents and `initialWrite` (the row it describes) are committed
-     * in one transaction, then its effects are dispatched. A failing `initialWrite` (a duplicate, say) rejects
-     * and nothing is stored or started.
+     * Creates an actor: the rows its definition's `create` writes, its initial state and its effect intents are
+     * committed in one transaction, then its effects are dispatched. A failing `create` (a duplicate, say) rejects and
+     * nothing is stored or started. Answers the definition's view of the initial state.
      */
-    async spawn(
-      name: string,
+    async spawn<D extends AnyMachineDefinition>(
+      def: D,
       actorId: string,
-      input: unknown,
-      /** Writes the rows the actor describes; returning `{ input }` decides the input from what it read. */
-      initialWrite?: () => unknown,
-    ): Promise<ActorView> {
+      admission: AdmissionOf<D>,
+    ): Promise<ViewOf<D>> {
+      registered(def);
       admit();
       if (live.has(actorId)) throw new Error(`actor ${actorId} already exists`);
-      const def = definition(name);
       const e: Entry = {
         id: actorId,
         def,
@@ -1041,11 +1081,10 @@ export function createActorHost(opts: HostOptions) {
       live.set(actorId, e);
       try {
         await store.transact(() => {
-          // The initial state is computed inside the transaction: `initialWrite` may decide the input from what
-          // it reads and writes there (a payment's nonce is allocated with its record).
-          const written = initialWrite?.();
-          const decided = typeof written === 'object' && written !== null && 'input' in written;
-          const [snap, actions] = steppers.get(def)!.initial(decided ? written.input : input);
+          // The initial state is computed inside the transaction: `create` decides the input from what it reads and
+          // writes there (a payment's nonce is allocated with its record).
+          const input = def.create ? def.create(actorId, admission) : admission;
+          const [snap, actions] = steppers.get(def)!.initial(input);
           e.snap = snap;
           e.intents.clear();
           added = [];
@@ -1078,7 +1117,7 @@ export function createActorHost(opts: HostOptions) {
       }
       if (e.view.status === 'done') remove(e);
       else pump(e);
-      return e.view;
+      return viewFor(def, e.view);
     },
 
     /**
@@ -1122,27 +1161,42 @@ export function createActorHost(opts: HostOptions) {
     },
 
     /**
-     * Resolves with the first committed state satisfying `predicate`, or the final one; rejects if the actor
-     * faults or a save fails. An actor not in memory is read from the store (and loaded if it must be waited for).
+     * Resolves with the definition's view of the first committed state satisfying `predicate`, or of the final one;
+     * rejects if the actor faults or a save fails. An actor not in memory is read from the store (and loaded if it
+     * must be waited for).
      */
-    waitFor(actorId: string, predicate: (v: ActorView) => boolean): Promise<ActorView> {
+    waitFor<D extends AnyMachineDefinition>(
+      def: D,
+      actorId: string,
+      predicate: (v: ViewOf<D>) => boolean,
+    ): Promise<ViewOf<D>> {
+      try {
+        registered(def);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      const test = (v: ActorView) => predicate(viewFor(def, v));
+      const answer = (v: ActorView) => viewFor(def, v);
       let e = live.get(actorId);
       if (!e) {
         const stored = read(actorId);
-        if (!stored) return Promise.reject(actorNotFound(actorId));
-        if (stored.status !== 'active' || predicate(stored)) return Promise.resolve(stored);
+        if (!stored || stored.machine !== def.name) return Promise.reject(actorNotFound(actorId));
+        if (stored.status !== 'active' || test(stored)) return Promise.resolve(answer(stored));
         try {
           admit();
           const loaded = load(actorId);
-          if (!loaded || typeof loaded === 'string') return Promise.resolve(read(actorId)!);
+          if (!loaded || typeof loaded === 'string') return Promise.resolve(answer(read(actorId)!));
           e = loaded;
         } catch (err) {
           return Promise.reject(err);
         }
       }
-      if (predicate(e.view)) return Promise.resolve(e.view);
+      if (e.def !== def) return Promise.reject(actorNotFound(actorId));
+      if (test(e.view)) return Promise.resolve(answer(e.view));
       const entry = e;
-      return new Promise((resolve, reject) => entry.waiters.push({ predicate, resolve, reject }));
+      return new Promise((resolve, reject) =>
+        entry.waiters.push({ predicate: test, resolve: (v) => resolve(answer(v)), reject }),
+      );
     },
 
     read,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ChainEnvironment } from '../chains/domain/payments.ts';
+import { type ChainEnvironment, chainKey } from '../chains/domain/payments.ts';
 import type { PaymentChain } from '../chains/payment-chain.ts';
 import { createChainRegistry } from './chain-registry.ts';
 
@@ -15,6 +15,7 @@ function chainOf(family: 'EVM' | 'SOLANA', key: string, environment: ChainEnviro
     estimateFee: unused,
     broadcast: unused,
     observe: unused,
+    checkPartnerTransaction: unused,
   };
 }
 
@@ -30,10 +31,7 @@ const registry = createChainRegistry(
       { network: 'SOLANA_DEVNET', rpcUrl: 'http://127.0.0.1:5' },
     ],
   },
-  {
-    evm: (c) => chainOf('EVM', `evm:${c.chainId}`, c.environment),
-    solana: (c) => chainOf('SOLANA', `solana:${c.network}`, c.environment),
-  },
+  (family, c) => chainOf(family, chainKey(family, c.chainRef), c.environment),
 );
 
 function refusal(run: () => unknown): { code: string; httpStatus: number } {
@@ -71,4 +69,29 @@ test('a chain absent from CHAINS_FILE is a 400 naming the field', () => {
   assert.deepEqual([e.code, e.httpStatus, e.details?.field], ['CHAIN_NOT_CONFIGURED', 400, 'body.chainId']);
   assert.equal(registry.get('evm:8453'), undefined);
   assert.equal(registry.all().length, 5);
+});
+
+test('CHAIN_NOT_CONFIGURED lists the chains this key may use, in the message and as availableChains', () => {
+  const dev = refusal(() => registry.resolve('development', 'EVM', '8453')) as unknown as {
+    code: string;
+    message: string;
+    details?: { availableChains?: unknown };
+  };
+  assert.equal(dev.code, 'CHAIN_NOT_CONFIGURED');
+  assert.deepEqual(dev.details?.availableChains, [
+    { type: 'EVM', chainId: '11155111' },
+    { type: 'EVM', chainId: '31337' },
+    { type: 'SOLANA', network: 'SOLANA_DEVNET' },
+  ]);
+  assert.match(dev.message, /this key may use: EVM chain 11155111, EVM chain 31337, Solana network SOLANA_DEVNET$/);
+  const prod = refusal(() => registry.resolve('production', 'SOLANA', 'SOLANA_TESTNET')) as {
+    details?: { availableChains?: Array<{ type: string }>; field?: string };
+  };
+  assert.equal(prod.details?.field, 'body.network');
+  assert.deepEqual(
+    prod.details?.availableChains?.map((c) => Object.values(c).join(' ')),
+    ['EVM 1', 'EVM 31337', 'SOLANA SOLANA', 'SOLANA SOLANA_DEVNET'],
+  );
+  const none = createChainRegistry({}).resolve.bind(null, 'production', 'EVM', '1');
+  assert.match((refusal(none) as unknown as { message: string }).message, /no chain is configured for this key/);
 });

@@ -1,14 +1,16 @@
 import { ServiceError } from '../chains/domain/errors.ts';
-import type { ChainEnvironment, PaymentFamily, SolanaNetwork } from '../chains/domain/payments.ts';
+import type { ChainEnvironment, PaymentFamily } from '../chains/domain/payments.ts';
+import { chainKey } from '../chains/domain/payments.ts';
 import type { KeyEnvironment } from '../chains/domain/projects.ts';
 import type { PaymentChain } from '../chains/payment-chain.ts';
+import { paymentFamilies } from '../chains/payment-families.ts';
 import type { ChainsFile } from './chains-config.ts';
 
-/** How a configured chain entry becomes a PaymentChain (the families' factories; tests may pass others). */
-export interface ChainFactories {
-  evm(config: { chainId: number; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
-  solana(config: { network: SolanaNetwork; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
-}
+/** How a configured chain becomes a PaymentChain: by default its family's adapter; tests may pass another. */
+export type CreateChain = (
+  family: PaymentFamily,
+  config: { chainRef: string; rpcUrl: string; environment: ChainEnvironment },
+) => PaymentChain;
 
 /** The chains of CHAINS_FILE, as payments, fee estimates and the pollers use them. */
 export interface ChainRegistry {
@@ -19,42 +21,65 @@ export interface ChainRegistry {
   all(): PaymentChain[];
 }
 
-export const evmChainKey = (chainId: number | string) => `evm:${chainId}`;
-export const solanaChainKey = (network: string) => `solana:${network}`;
-
 /** Whether a key of `environment` may use a chain of `chain` (development keys are the spec's beta). */
 function allows(chain: ChainEnvironment, environment: KeyEnvironment): boolean {
   return chain === 'any' || chain === environment;
 }
 
-export function createChainRegistry(file: ChainsFile, factories: ChainFactories): ChainRegistry {
-  const byKey = new Map<string, PaymentChain>();
-  for (const c of file.evm ?? []) byKey.set(evmChainKey(c.chainId), factories.evm(c));
-  for (const c of file.solana ?? []) {
-    const environment = c.environment ?? (c.network === 'SOLANA_DEVNET' ? 'any' : 'production');
-    byKey.set(solanaChainKey(c.network), factories.solana({ ...c, environment }));
+export function createChainRegistry(
+  file: ChainsFile,
+  create: CreateChain = (family, config) => paymentFamilies[family].createChain(config),
+): ChainRegistry {
+  const byKey = new Map<string, { chain: PaymentChain; ref: string }>();
+  for (const adapter of Object.values(paymentFamilies)) {
+    for (const entry of file[adapter.chainsFile.section] ?? []) {
+      const config = adapter.chainsFile.read(entry);
+      byKey.set(chainKey(adapter.family, config.chainRef), {
+        chain: create(adapter.family, config),
+        ref: config.chainRef,
+      });
+    }
   }
+
+  /** The chains a key of `environment` may use, for the answer that names none of them. */
+  function available(environment: KeyEnvironment) {
+    return [...byKey.values()]
+      .filter(({ chain }) => allows(chain.environment, environment))
+      .map(({ chain, ref }) => ({ type: chain.family, ...paymentFamilies[chain.family].recordChain(ref) }))
+      .map(({ type, chainId, network }) => ({ type, ...(chainId !== null ? { chainId } : { network }) }));
+  }
+
   return {
     resolve(environment, family, ref) {
-      const key = family === 'EVM' ? evmChainKey(ref) : solanaChainKey(ref);
-      const chain = byKey.get(key);
-      const what = family === 'EVM' ? `EVM chain ${ref}` : `Solana network ${ref}`;
-      if (!chain) {
-        throw new ServiceError('CHAIN_NOT_CONFIGURED', 400, `${what} is not configured on this service`, {
-          details: { field: family === 'EVM' ? 'body.chainId' : 'body.network' },
-        });
+      const adapter = paymentFamilies[family];
+      const found = byKey.get(chainKey(family, ref));
+      const what = adapter.describeChain(ref);
+      const field = `body.${adapter.chainField}`;
+      if (!found) {
+        const chains = available(environment);
+        const listed = chains.map((c) =>
+          paymentFamilies[c.type].describeChain('chainId' in c ? c.chainId! : c.network!),
+        );
+        throw new ServiceError(
+          'CHAIN_NOT_CONFIGURED',
+          400,
+          `${what} is not configured on this service; ${
+            listed.length > 0 ? `this key may use: ${listed.join(', ')}` : 'no chain is configured for this key'
+          }`,
+          { details: { field, availableChains: chains } },
+        );
       }
-      if (!allows(chain.environment, environment)) {
+      if (!allows(found.chain.environment, environment)) {
         throw new ServiceError(
           'CHAIN_NOT_ALLOWED',
           403,
-          `${what} is not available to ${environment} API keys (it is configured for ${chain.environment})`,
-          { details: { field: family === 'EVM' ? 'body.chainId' : 'body.network' } },
+          `${what} is not available to ${environment} API keys (it is configured for ${found.chain.environment})`,
+          { details: { field } },
         );
       }
-      return chain;
+      return found.chain;
     },
-    get: (key) => byKey.get(key),
-    all: () => [...byKey.values()],
+    get: (key) => byKey.get(key)?.chain,
+    all: () => [...byKey.values()].map(({ chain }) => chain),
   };
 }

@@ -14,7 +14,6 @@ export interface Config {
   enclaveSocket: string;
   /** The enclave's OS user (ENCLAVE_USER, a name or uid): the enclave socket must be owned by it. */
   enclaveUid?: number;
-  chainsFile?: string;
   /** The checked content of CHAINS_FILE; empty when unset (every chain is then refused). */
   chains: ChainsFile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -32,7 +31,6 @@ export interface Config {
   http: HttpLimits;
   webhookAllowPrivateTargets: boolean;
   monitorWindowMs: number;
-  evmReplacementDelayMs: number;
   chainPollIntervalMs: number;
   /** Unit of the webhook retry schedule (see api/webhooks/retry-schedule.ts). */
   webhookRetryBaseMs: number;
@@ -200,7 +198,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     enclaveSocket: env['ENCLAVE_SOCKET'] || defaultSocketPath(dataDir),
     ...(enclaveUid === undefined ? {} : { enclaveUid }),
-    chainsFile: env['CHAINS_FILE'] || undefined,
     chains,
     logLevel,
     trustProxy: trust.value,
@@ -210,7 +207,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http,
     webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     monitorWindowMs: int('MONITOR_WINDOW_MS', 30 * 60_000, 1, 24 * 3600_000),
-    evmReplacementDelayMs: int('EVM_REPLACEMENT_DELAY_MS', 60_000, 1, 24 * 3600_000),
     chainPollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2_000, 1, 3600_000),
     webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3600_000),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),

@@ -1,19 +1,21 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { type ChainPoller, createChainPoller } from '../actors/chain-poller.ts';
-import { createGenerateWalletKey } from '../actors/generate-wallet-key.ts';
-import { createActorHost, type MachineDefinition } from '../actors/host.ts';
-import { createPaymentDefinition } from '../actors/payment-definition.ts';
-import { createUserShareHandoff } from '../actors/user-share-handoff.ts';
-import { createWalletDefinition } from '../actors/wallet-definition.ts';
+import { type AnyMachineDefinition, createActorHost } from '../actors/host.ts';
+import { type ChainPoller, createChainPoller } from '../actors/payment/chain-poller.ts';
+import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
+import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
+import { allowAllSignatures, type SignaturePolicy } from '../actors/signing/signature-policy.ts';
+import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
+import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts';
+import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
+import { createWalletDefinition } from '../actors/wallet/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { socketOwners } from '../enclave/socket-check.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { type AppDeps, buildAdminApp, buildApp } from './app.ts';
-import { chainFactories } from './chain-factories.ts';
 import { createChainPool } from './chain-pool.ts';
-import { type ChainFactories, createChainRegistry } from './chain-registry.ts';
+import { type CreateChain, createChainRegistry } from './chain-registry.ts';
 import type { Config } from './config.ts';
 import { createEnclavePin } from './enclave-pin.ts';
 import { createAuthenticator } from './plugins/auth.ts';
@@ -22,7 +24,6 @@ import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
 import { createPaymentService } from './services/payments.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
-import { allowAllSignatures, type SignaturePolicy } from './services/signature-policy.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 import { createWebhookService } from './services/webhooks.ts';
@@ -79,11 +80,11 @@ export async function startApi(
     /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
     maxLiveActors?: number;
     /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
-    extraDefinitions?: MachineDefinition[];
+    extraDefinitions?: AnyMachineDefinition[];
     /** Where enclave identity and socket events go (pinned, refused, verified again); default: the app's log. */
     enclaveLog?: (line: string) => void;
-    /** How CHAINS_FILE entries become chains; default: the EVM (viem) and Solana (web3.js) adapters. */
-    chainFactories?: ChainFactories;
+    /** How CHAINS_FILE entries become chains; default: each family's adapter (viem for EVM, web3.js for Solana). */
+    createChain?: CreateChain;
     /**
      * Webhook delivery: certificates to trust beside the system's (PEM; the service takes NODE_EXTRA_CA_CERTS at
      * start, which a test running the API in its own process cannot set) and how names resolve.
@@ -132,33 +133,33 @@ export async function startApi(
     },
   });
 
+  const signer = createWalletSigner({ wallets: store.wallets, enclave });
   const signing = createSigningService({
     store,
-    enclave,
+    signer,
     policy: opts.signaturePolicy ?? allowAllSignatures,
     chainPool,
     webhooks: webhookEngine,
   });
-  const chains = createChainRegistry(config.chains, opts.chainFactories ?? chainFactories);
+  const chains = createChainRegistry(config.chains, opts.createChain);
+  const walletActors = createWalletDefinition({
+    wallets: store.wallets,
+    outbox: store.outbox,
+    generateKey: createGenerateWalletKey(enclave, userShares),
+  });
+  const paymentActors = createPaymentDefinition({
+    transactions: store.transactions,
+    outbox: store.outbox,
+    sign: createPaymentSigning(signer),
+    chain: (key) => chains.get(key),
+    monitorWindowMs: config.monitorWindowMs,
+  });
   const host = createActorHost({
     store: store.actors,
     log: warn,
     onWakeLag: (ms) => metrics.actorWakeLag.observe(ms / 1000),
     ...(opts.maxLiveActors ? { maxLive: opts.maxLiveActors } : {}),
-    definitions: [
-      createWalletDefinition({
-        wallets: store.wallets,
-        outbox: store.outbox,
-        generateKey: createGenerateWalletKey(enclave, userShares),
-      }),
-      createPaymentDefinition({
-        transactions: store.transactions,
-        outbox: store.outbox,
-        sign: (input) => signing.signPayment(input),
-        chain: (key) => chains.get(key),
-      }),
-      ...(opts.extraDefinitions ?? []),
-    ],
+    definitions: [walletActors, paymentActors, ...(opts.extraDefinitions ?? [])],
   });
   try {
     // A stored actor this release cannot run (newer, or unknown) stops the start, naming it.
@@ -180,15 +181,9 @@ export async function startApi(
     adminToken: token,
     authenticator,
     metrics,
-    wallets: createWalletService({ store, host, userShares }),
+    wallets: createWalletService({ store, host, walletActors, userShares }),
     signing,
-    payments: createPaymentService({
-      store,
-      host,
-      signing,
-      chains,
-      monitorWindowMs: config.monitorWindowMs,
-    }),
+    payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave }),
     actors: createActorsAdmin({ host, store: store.actors }),

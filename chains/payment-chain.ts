@@ -9,6 +9,7 @@
  */
 import { CodedError } from './domain/errors.ts';
 import type { ChainEnvironment, ChainErrorCode, PaymentFamily, TransferKind } from './domain/payments.ts';
+import type { PartnerTransaction } from './payment-family.ts';
 
 /**
  * A failure answered by (or on the way to) a chain's RPC.
@@ -180,8 +181,15 @@ export interface PaymentChain {
   observe(items: readonly ObserveItem[]): Promise<ObserveRound>;
 
   /**
-   * Solana only: whether `blockhash` is still valid on this network (`isBlockhashValid`, processed commitment):
-   * how a partner's transaction is proved to belong to this network before it is broadcast.
+   * Proves a partner-built transaction belongs to this chain before it is recorded and broadcast, where the
+   * transaction alone does not say (Solana: its blockhash must be valid on this network; an EVM transaction names its
+   * chain id). Throws ChainInputError naming the body field the transaction contradicts, ChainRpcError when the node
+   * does not answer.
+   */
+  checkPartnerTransaction(transaction: PartnerTransaction): Promise<void>;
+
+  /**
+   * Solana only: whether `blockhash` is still valid on this network (`isBlockhashValid`, processed commitment).
    */
   isBlockhashValid?(blockhash: string): Promise<boolean>;
 }

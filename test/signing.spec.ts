@@ -32,7 +32,7 @@ import {
   verifyTypedData,
 } from 'viem';
 import { recoverAuthorizationAddress } from 'viem/utils';
-import type { SignaturePolicy, SignatureRequest } from '../api/services/signature-policy.ts';
+import type { SignaturePolicy, SignatureRequest } from '../actors/signing/signature-policy.ts';
 import { EIP712_MAIL as MAIL } from '../fixtures/eip712-mail.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 

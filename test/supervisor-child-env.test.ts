@@ -19,13 +19,16 @@ function sources(dir: string): string[] {
   return out;
 }
 
-/** Names read as `env['X']`, `env.X` (any object called env), and `f('X', …)` in configuration readers. */
+/**
+ * Names read as `env['X']`, `env.X` (any object called env), and `f('X', …)` in configuration readers (an error's
+ * `super('CODE', …)` is not a read).
+ */
 function variablesRead(files: string[], callsToo: (file: string) => boolean): Map<string, string> {
   const found = new Map<string, string>();
   for (const file of files) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     const patterns = [/\benv\s*\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\]/g, /\benv\.([A-Z][A-Z0-9_]*)\b/g];
-    if (callsToo(file)) patterns.push(/\b[a-zA-Z]\w*\(\s*['"]([A-Z][A-Z0-9_]*)['"]/g);
+    if (callsToo(file)) patterns.push(/\b(?!super\b)[a-zA-Z]\w*\(\s*['"]([A-Z][A-Z0-9_]*)['"]/g);
     for (const re of patterns) for (const m of text.matchAll(re)) found.set(m[1]!, file);
   }
   return found;

@@ -217,6 +217,45 @@ test("sign-transaction with broadcast: true sends the partner's transaction; a c
   assert.deepEqual([final.to, final.value, final.tokenAddress], [undefined, undefined, undefined]);
 });
 
+test("a transfer without network uses the key's own environment's network: SOLANA_DEVNET for development keys, SOLANA for production ones", async () => {
+  // Development key (the partner above): the beta network, even though SOLANA is open to it too here.
+  const w = await newWallet();
+  const to = Keypair.generate().publicKey;
+  const dev = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: to.toBase58(),
+    value: '1000000',
+  });
+  assert.equal(dev.status, 200, JSON.stringify(dev.body));
+  const devRecord = await settle(w.id, dev.body.transactionId);
+  assert.deepEqual([devRecord.status, devRecord.network], ['confirmed', 'SOLANA_DEVNET']);
+  assert.equal(await connection.getBalance(to), 1_000_000, 'the lamports moved on the devnet node');
+
+  // Production key: the production default, SOLANA (here the second façade).
+  const production = await svc.newPartner({ environment: 'production' });
+  const created = await svc.v1(production.secret, 'POST', '/wallets', {
+    type: 'SOLANA',
+    userIdentifier: 'sol-production',
+    userIdentifierType: 'CUSTOM_ID',
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const onMainnet = new Connection(mainnet.rpcUrl, 'confirmed');
+  await airdrop(onMainnet, new PublicKey(created.body.address), 2_000_000_000);
+  const to2 = Keypair.generate().publicKey;
+  const prod = await svc.v1(production.secret, 'POST', `/wallets/${created.body.id}/transfer`, {
+    to: to2.toBase58(),
+    value: '1000000',
+  });
+  assert.equal(prod.status, 200, JSON.stringify(prod.body));
+  const r = await svc.v1(
+    production.secret,
+    'GET',
+    `/wallets/${created.body.id}/transactions/${prod.body.transactionId}`,
+  );
+  assert.equal(r.body.network, 'SOLANA');
+  assert.equal(await onMainnet.getBalance(to2), 1_000_000, 'the lamports moved on the SOLANA node');
+  assert.equal(await connection.getBalance(to2), 0, 'and not on devnet');
+});
+
 test('bad Solana transfer input answers 4xx naming the problem', async () => {
   const w = await newWallet(0);
   const to = Keypair.generate().publicKey.toBase58();

@@ -1,42 +1,43 @@
 /**
  * The payment routes' use cases: `transfer`, `estimate-fee`, `sign-transaction` with `broadcast: true`, and the
- * transaction history. A broadcasting request is admitted (wallet, chain, policy, the one-pending-payment rule),
- * built against the chain (fees, gas, blockhash), then recorded: the record, its EVM nonce and its payment actor's
- * initial state are written in one transaction, and the actor signs, broadcasts and follows it to a final status
- * (actors/payment.machine.ts). The request waits for the broadcast's verdict and answers with it.
+ * transaction history. A broadcasting request is admitted here (the wallet read and checked once, the policy, the
+ * request parsed by the wallet's payment family, the chain, the one-pending-payment rule), built against the chain
+ * (fees, gas, blockhash), then handed to a payment actor, whose definition records it with its nonce in the
+ * transaction that starts it (actors/payment/payment-definition.ts); the actor signs, broadcasts and follows it to a
+ * final status. The request waits for the broadcast's verdict and answers from the actor's view.
  */
 import { randomUUID } from 'node:crypto';
-import { VersionedMessage } from '@solana/web3.js';
-import type { ActorHost, ActorView } from '../../actors/host.ts';
-import type { PaymentContext, PaymentInput, PaymentPayload } from '../../actors/payment.machine.ts';
-import { paymentStatus } from '../../actors/payment-definition.ts';
+import type { ActorHost } from '../../actors/host.ts';
+import {
+  holdConflict,
+  type PaymentAdmission,
+  type PaymentDefinition,
+  type PaymentView,
+} from '../../actors/payment/payment-definition.ts';
+import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
+import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { asErrorCode } from '../../chains/domain/error-catalogue.ts';
-import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
+import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
 import type {
+  FailureStage,
   IntentKind,
   PaymentFamily,
   SolanaNetwork,
   TransactionStatus,
   TransferKind,
 } from '../../chains/domain/payments.ts';
-import type { EvmTransactionInput } from '../../chains/evm/prepare-evm-transaction.ts';
-import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
-import {
-  ChainRpcError,
-  type FeeEstimate,
-  type PaymentChain,
-  type TransferIntent,
-  type UnsignedPayment,
-} from '../../chains/payment-chain.ts';
-import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
+import { isPaymentFamily } from '../../chains/domain/payments.ts';
+import { ChainRpcError, type FeeEstimate, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
+import { paymentFamilies } from '../../chains/payment-families.ts';
+import type { PaymentFamilyAdapter } from '../../chains/payment-family.ts';
 import type { Store } from '../../store/index.ts';
 import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainRegistry } from '../chain-registry.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { Principal } from '../plugins/auth.ts';
-import type { SigningService } from './signing.ts';
+import { chainInput, checkTransactionFields, type SigningService } from './signing.ts';
 
 export interface TransferRequest {
   to: string;
@@ -55,18 +56,18 @@ export interface BroadcastResult {
   txHash: string;
   transactionId: string;
   /** The record's status when the answer left: `submitted`, or `pending` when the node has not answered yet. */
-  status: string;
+  status: TransactionStatus;
 }
 
 export interface TransactionView {
   transactionId: string;
-  intentKind: string;
-  type: string;
-  status: string;
+  intentKind: IntentKind;
+  type: PaymentFamily;
+  status: TransactionStatus;
   hash: string | null;
   blockNumber?: string;
   blockHash?: string;
-  failureStage?: string;
+  failureStage?: FailureStage;
   failureCode?: string;
   failureMessage?: string;
   monitoring?: Record<string, unknown>;
@@ -78,9 +79,6 @@ export interface TransactionView {
   createdAt: string;
 }
 
-/** States in which the request still waits: the signature and the first broadcast verdict are not in yet. */
-const WAITING_STATES: ReadonlySet<string> = new Set(['signing', 'broadcasting']);
-
 /** HTTP status of a payment that failed before the request was answered, by failure code. */
 function failureHttpStatus(stage: string, code: string): number {
   if (stage === 'broadcast') return 400;
@@ -89,12 +87,10 @@ function failureHttpStatus(stage: string, code: string): number {
   return 500;
 }
 
-const POSITIVE_INTEGER = /^[0-9]+$/;
-
 const cursorOf = (seq: number) => encodeCursor('t', seq);
 const seqOfCursor = (cursor: string) => decodeCursor('t', cursor);
 
-/** What the node said while a payment was being built, as the API answers it (no record exists yet). */
+/** What the node said while a payment was being built or checked, as the API answers it (no record exists yet). */
 function buildFailure(err: unknown): unknown {
   if (err instanceof ChainInputError) {
     return invalidRequest(err.message, err.field ? { field: `body.${err.field}` } : undefined);
@@ -109,25 +105,38 @@ function buildFailure(err: unknown): unknown {
   return err;
 }
 
+/** Features of the transfer body this service does not offer: refused by name rather than ignored. */
+function refuseUnavailable(body: TransferRequest): void {
+  if (body.autoRetry !== undefined) {
+    throw new ServiceError(
+      'AUTO_RETRY_NOT_SUPPORTED',
+      400,
+      'autoRetry is not available in this service version; omit it to send a transfer without automatic fee retry',
+      { details: { field: 'body.autoRetry' } },
+    );
+  }
+  if (body.addressScreening === true) {
+    throw new ServiceError(
+      'ADDRESS_SCREENING_UNAVAILABLE',
+      400,
+      'address screening is not available on this service; omit addressScreening or set it to false',
+      { details: { field: 'body.addressScreening' } },
+    );
+  }
+}
+
 export function createPaymentService(deps: {
   store: Pick<Store, 'transactions' | 'wallets'>;
   host: Pick<ActorHost, 'spawn' | 'waitFor'>;
-  signing: Pick<SigningService, 'admitPayment' | 'signPayment'>;
+  /** The payment machine's definition, as the host runs it. */
+  paymentActors: PaymentDefinition;
+  /** The wallet read and checked, and the policy decision point. */
+  signing: Pick<SigningService, 'paymentWallet' | 'authorize'>;
+  /** Signs sign-only transfers (no record, no actor). */
+  signer: Pick<WalletSigner, 'keyOf'>;
   chains: ChainRegistry;
-  monitorWindowMs: number;
-  now?: () => number;
 }) {
-  const { store, host, signing, chains } = deps;
-  const now = deps.now ?? Date.now;
-
-  function holdConflict(walletId: string, blocking: string | undefined): ServiceError {
-    return new ServiceError(
-      'WALLET_TRANSACTION_UNRESOLVED',
-      409,
-      'another payment of this wallet on this chain is not resolved yet; it is not queued: retry once it is',
-      { details: { walletId, ...(blocking ? { blockingTransactionId: blocking } : {}) } },
-    );
-  }
+  const { store, host, paymentActors, signing, signer, chains } = deps;
 
   /** Refuses early (before any RPC) when the wallet already holds an unresolved payment on the chain. */
   function checkHold(walletId: string, chainKey: string): void {
@@ -135,188 +144,30 @@ export function createPaymentService(deps: {
     if (blocking) throw holdConflict(walletId, blocking);
   }
 
-  /** The family's chain and intent a transfer body asks for, or the 4xx naming what is wrong. */
-  function transferTarget(principal: Principal, wallet: WalletRow, body: TransferRequest) {
-    if (body.autoRetry !== undefined) {
-      throw new ServiceError(
-        'AUTO_RETRY_NOT_SUPPORTED',
-        400,
-        'autoRetry is not available in this service version; omit it to send a transfer without automatic fee retry',
-        { details: { field: 'body.autoRetry' } },
-      );
-    }
-    if (body.addressScreening === true) {
-      throw new ServiceError(
-        'ADDRESS_SCREENING_UNAVAILABLE',
-        400,
-        'address screening is not available on this service; omit addressScreening or set it to false',
-        { details: { field: 'body.addressScreening' } },
-      );
-    }
-    if (!POSITIVE_INTEGER.test(body.value) || /^0+$/.test(body.value)) {
-      throw invalidRequest('body.value must be a positive integer in the smallest unit (wei, lamports, token units)', {
-        field: 'body.value',
-      });
-    }
-    const family = wallet.type as PaymentFamily;
-    const tokenKind = family === 'EVM' ? 'ERC20' : 'SPL';
-    const kind = body.kind ?? (body.tokenAddress !== undefined ? tokenKind : 'NATIVE');
-    if (kind !== 'NATIVE' && kind !== tokenKind) {
-      throw invalidRequest(`body.kind ${kind} does not apply to ${family} wallets (use NATIVE or ${tokenKind})`, {
-        field: 'body.kind',
-      });
-    }
-    if (kind === 'NATIVE' && body.tokenAddress !== undefined) {
-      throw invalidRequest('body.tokenAddress applies to token transfers: omit it for NATIVE or set kind', {
-        field: 'body.tokenAddress',
-      });
-    }
-    if (kind !== 'NATIVE' && body.tokenAddress === undefined) {
-      throw invalidRequest(
-        `a ${kind} transfer needs body.tokenAddress (the ${family === 'EVM' ? 'token contract' : 'mint'})`,
-        {
-          field: 'body.tokenAddress',
-        },
-      );
-    }
-    let chainRef: string;
-    if (family === 'EVM') {
-      if (body.network !== undefined) {
-        throw invalidRequest('body.network applies to SOLANA wallets only; EVM transfers name body.chainId', {
-          field: 'body.network',
-        });
-      }
-      if (body.chainId === undefined)
-        throw invalidRequest('body.chainId is required for EVM transfers', { field: 'body.chainId' });
-      chainRef = String(body.chainId);
-      if (!/^[1-9][0-9]{0,15}$/.test(chainRef)) {
-        throw invalidRequest('body.chainId must be a positive integer (as a string)', { field: 'body.chainId' });
-      }
-    } else {
-      if (body.chainId !== undefined) {
-        throw invalidRequest('body.chainId applies to EVM wallets only; Solana transfers name body.network', {
-          field: 'body.chainId',
-        });
-      }
-      chainRef = body.network ?? 'SOLANA';
-    }
-    const chain = chains.resolve(principal.environment, family, chainRef);
-    const intent: TransferIntent = {
-      kind,
-      to: body.to,
-      value: body.value,
-      ...(body.tokenAddress !== undefined ? { tokenAddress: body.tokenAddress } : {}),
-    };
+  /** The wallet's payment family, and the transfer's chain and intent as the family reads them. */
+  function transferTarget(principal: Principal, wallet: WalletRow & { type: PaymentFamily }, body: TransferRequest) {
+    refuseUnavailable(body);
+    const family = paymentFamilies[wallet.type];
+    const { chainRef, intent } = chainInput('body', () => family.transferTarget(body, principal.environment));
+    const chain = chains.resolve(principal.environment, family.family, chainRef);
     return { family, chain, chainRef, intent };
   }
 
-  function payloadOf(unsigned: UnsignedPayment, nonce: number | null): PaymentPayload {
-    if (unsigned.family === 'SOLANA') return { family: 'SOLANA', transaction: unsigned.transaction };
-    const { family: _f, ...tx } = unsigned;
-    return { family: 'EVM', transaction: { ...tx, nonce: nonce ?? 0 } };
-  }
-
   /**
-   * Writes the record and starts its payment actor in one transaction, allocating the EVM nonce there (the
-   * chain's pending nonce, or past the highest nonce a settled record of the wallet used, whichever is higher).
-   * The partial unique index on unresolved records makes the one-pending rule hold even between two requests
-   * that passed the early check together.
+   * Starts the payment's actor, whose definition writes the record (and its nonce) in the transaction that starts
+   * it, and waits for the signature and the first broadcast verdict.
    */
-  async function record(
-    principal: Principal,
-    wallet: WalletRow,
-    chain: PaymentChain,
-    spec: {
-      intentKind: 'transfer' | 'sign_transaction';
-      chainId: string | null;
-      network: SolanaNetwork | null;
-      payload: (nonce: number | null) => PaymentPayload;
-      pendingNonce: number | null;
-      /** A nonce the partner fixed in their own transaction (sign-transaction): used as is. */
-      fixedNonce?: number;
-      to: string | null;
-      value: string | null;
-      tokenAddress: string | null;
-      recentBlockhash: string | null;
-      lastValidBlockHeight: number | null;
-    },
-  ): Promise<{ id: string; view: ActorView }> {
+  async function record(admission: PaymentAdmission): Promise<{ id: string; view: PaymentView }> {
     const id = randomUUID();
-    const createdAt = new Date(now()).toISOString();
-    try {
-      await host.spawn('payment', id, undefined, () => {
-        const blocking = store.transactions.holder(wallet.id, chain.key);
-        if (blocking) throw holdConflict(wallet.id, blocking);
-        let nonce: number | null = null;
-        if (spec.fixedNonce !== undefined) nonce = spec.fixedNonce;
-        else if (chain.family === 'EVM') {
-          const settled = store.transactions.highestSettledNonce(wallet.id, chain.key);
-          nonce = Math.max(spec.pendingNonce ?? 0, settled === null ? 0 : settled + 1);
-        }
-        store.transactions.insert({
-          id,
-          projectId: wallet.projectId,
-          apiKeyId: principal.keyId,
-          walletId: wallet.id,
-          intentKind: spec.intentKind,
-          type: chain.family,
-          chainKey: chain.key,
-          chainId: spec.chainId,
-          network: spec.network,
-          status: 'pending',
-          hash: null,
-          blockNumber: null,
-          blockHash: null,
-          failureStage: null,
-          failureCode: null,
-          failureMessage: null,
-          monitoring: null,
-          toAddress: spec.to,
-          value: spec.value,
-          tokenAddress: spec.tokenAddress,
-          nonce,
-          recentBlockhash: spec.recentBlockhash,
-          lastValidBlockHeight: spec.lastValidBlockHeight,
-          signedTransaction: null,
-          unresolved: 1,
-          createdAt,
-          updatedAt: createdAt,
-          resolvedAt: null,
-          seq: store.transactions.nextSeq(),
-        });
-        const input: PaymentInput = {
-          transactionId: id,
-          projectId: wallet.projectId,
-          apiKeyId: principal.keyId,
-          walletId: wallet.id,
-          walletAddress: wallet.address!,
-          userId: wallet.userIdentifier,
-          intentKind: spec.intentKind,
-          family: chain.family,
-          chainKey: chain.key,
-          isDevnet: spec.network === 'SOLANA_DEVNET' || chain.environment === 'development',
-          chainId: spec.chainId,
-          network: spec.network,
-          payload: spec.payload(nonce),
-          monitorWindowMs: deps.monitorWindowMs,
-        };
-        return { input };
-      });
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw holdConflict(wallet.id, store.transactions.holder(wallet.id, chain.key));
-      }
-      throw err;
-    }
-    const view = await host.waitFor(id, (v) => v.status !== 'active' || !WAITING_STATES.has(topState(v)));
+    await host.spawn(paymentActors, id, admission);
+    const view = await host.waitFor(paymentActors, id, (v) => !v.awaitingVerdict);
     return { id, view };
   }
 
   /** The answer to a broadcasting request once its payment left the signing and first broadcast stages. */
-  function answer(id: string, view: ActorView): BroadcastResult {
-    const c = view.context as unknown as PaymentContext;
-    const status = paymentStatus(view);
-    if (status === 'failed' && c.failure) {
+  function answer(id: string, view: PaymentView): BroadcastResult {
+    const c = view.context;
+    if (view.recordStatus === 'failed' && c.failure) {
       throw new ServiceError(
         asErrorCode(c.failure.code, 'SIGNING_FAILED'),
         failureHttpStatus(c.failure.stage, c.failure.code),
@@ -330,7 +181,12 @@ export function createPaymentService(deps: {
         },
       );
     }
-    return { signedTransaction: c.signedTransaction ?? '', txHash: c.hash ?? '', transactionId: id, status };
+    return {
+      signedTransaction: c.signedTransaction ?? '',
+      txHash: c.hash ?? '',
+      transactionId: id,
+      status: view.recordStatus,
+    };
   }
 
   async function buildWithNonce(chain: PaymentChain, from: string, intent: TransferIntent) {
@@ -345,6 +201,11 @@ export function createPaymentService(deps: {
     }
   }
 
+  /** The chain a transfer's policy question names: the body's chain id or network, as given. */
+  function requestedChain(body: TransferRequest): string | null {
+    return body.chainId !== undefined ? String(body.chainId) : (body.network ?? null);
+  }
+
   return {
     /** `POST /v1/wallets/{walletId}/transfer`. */
     async transfer(
@@ -352,38 +213,32 @@ export function createPaymentService(deps: {
       walletId: string,
       body: TransferRequest,
     ): Promise<BroadcastResult | { signedTransaction: string }> {
-      const wallet = await admitted(principal, walletId, 'transfer', body);
-      const { chain, chainRef, intent } = transferTarget(principal, wallet, body);
+      const wallet = signing.paymentWallet(principal, walletId, 'transfer');
+      await signing.authorize(principal, wallet, 'transfer', requestedChain(body));
+      const { family, chain, chainRef, intent } = transferTarget(principal, wallet, body);
       const broadcast = body.broadcast !== false;
       if (broadcast) checkHold(wallet.id, chain.key);
       const { unsigned, pendingNonce } = await buildWithNonce(chain, wallet.address!, intent);
       if (!broadcast) {
         // Sign-only: no record, nothing held; the nonce is the chain's pending one.
-        const signed = await signing.signPayment({
-          projectId: wallet.projectId,
-          walletId: wallet.id,
-          payload: payloadOf(unsigned, pendingNonce),
-        });
+        const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, pendingNonce));
         return { signedTransaction: signed.signedTransaction };
       }
-      const { id, view } = await record(principal, wallet, chain, {
+      const { id, view } = await record({
+        apiKeyId: principal.keyId,
+        wallet,
+        chain,
+        chainRef,
         intentKind: 'transfer',
-        chainId: chain.family === 'EVM' ? chainRef : null,
-        network: chain.family === 'SOLANA' ? (chainRef as SolanaNetwork) : null,
-        payload: (nonce) => payloadOf(unsigned, nonce),
-        pendingNonce,
-        to: intent.to,
-        value: intent.value,
-        tokenAddress: intent.tokenAddress ?? null,
-        recentBlockhash: unsigned.family === 'SOLANA' ? unsigned.blockhash : null,
-        lastValidBlockHeight: unsigned.family === 'SOLANA' ? unsigned.lastValidBlockHeight : null,
+        signs: { kind: 'transfer', unsigned, pendingNonce },
+        record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
       });
       return answer(id, view);
     },
 
     /** `POST /v1/wallets/{walletId}/estimate-fee`: the same body as a transfer; nothing is signed or stored. */
     async estimateFee(principal: Principal, walletId: string, body: TransferRequest): Promise<FeeEstimate> {
-      const wallet = await admitted(principal, walletId, 'transfer', body, false);
+      const wallet = estimableWallet(principal, walletId);
       const { chain, intent } = transferTarget(principal, wallet, body);
       try {
         return await chain.estimateFee(wallet.address!, intent);
@@ -393,100 +248,42 @@ export function createPaymentService(deps: {
     },
 
     /**
-     * `sign-transaction` with `broadcast: true` (EVM and Solana): the partner's transaction, signed and broadcast
-     * through a payment actor. EVM: the chain is the transaction's `chainId`; Solana: `network` (default SOLANA),
-     * proved by the transaction's blockhash being valid there.
+     * `sign-transaction` with `broadcast: true` (EVM and Solana): the partner's transaction, checked by the wallet's
+     * payment family (which chain it is for, what it fixes), proved to belong to that chain where the transaction
+     * alone does not say, then signed and broadcast through a payment actor.
      */
     async broadcastTransaction(
       principal: Principal,
       walletId: string,
       body: { transaction: unknown; network?: SolanaNetwork; networkPassphrase?: string },
     ): Promise<BroadcastResult> {
-      const found = store.wallets.get(principal.projectId, walletId);
-      if (found && found.type === 'EVM') {
-        if (body.network !== undefined) {
-          throw invalidRequest('body.network applies to SOLANA wallets only', { field: 'body.network' });
-        }
-        if (typeof body.transaction !== 'object' || body.transaction === null || Array.isArray(body.transaction)) {
-          throw invalidRequest('body.transaction must be an EVM transaction object for an EVM wallet', {
-            field: 'body.transaction',
-          });
-        }
-        const tx = body.transaction as EvmTransactionInput;
-        // Checked in full before anything is recorded: what is stored is what will be signed.
-        try {
-          prepareEvmTransaction(tx);
-        } catch (err) {
-          if (err instanceof ChainInputError) {
-            throw invalidRequest(err.message, {
-              field: err.field ? `body.transaction.${err.field}` : 'body.transaction',
-            });
-          }
-          throw err;
-        }
-        const chainId = String(tx.chainId);
-        const wallet = await signing.admitPayment(principal, walletId, 'sign-transaction', chainId);
-        const chain = chains.resolve(principal.environment, 'EVM', chainId);
-        checkHold(wallet.id, chain.key);
-        const { id, view } = await record(principal, wallet, chain, {
-          intentKind: 'sign_transaction',
-          chainId,
-          network: null,
-          payload: () => ({ family: 'EVM', transaction: tx }),
-          pendingNonce: null,
-          fixedNonce: tx.nonce,
-          to: tx.to ?? null,
-          value: tx.value ?? null,
-          tokenAddress: null,
-          recentBlockhash: null,
-          lastValidBlockHeight: null,
-        });
-        return answer(id, view);
+      const wallet = signing.paymentWallet(principal, walletId, 'sign-transaction');
+      checkTransactionFields(wallet.type, body);
+      const family: PaymentFamilyAdapter = paymentFamilies[wallet.type];
+      const partner = chainInput('body', () => family.partnerTransaction(body, wallet.address!, principal.environment));
+      await signing.authorize(principal, wallet, 'sign-transaction', partner.chainRef);
+      const chain = chains.resolve(principal.environment, family.family, partner.chainRef);
+      checkHold(wallet.id, chain.key);
+      try {
+        await chain.checkPartnerTransaction(partner);
+      } catch (err) {
+        throw buildFailure(err);
       }
-      if (found && found.type === 'SOLANA') {
-        if (typeof body.transaction !== 'string') {
-          throw invalidRequest('body.transaction must be a base64 string for a SOLANA wallet', {
-            field: 'body.transaction',
-          });
-        }
-        if (body.networkPassphrase !== undefined) {
-          throw invalidRequest('body.networkPassphrase applies to STELLAR (ignored for SUI), not SOLANA', {
-            field: 'body.networkPassphrase',
-          });
-        }
-        const network = body.network ?? 'SOLANA';
-        const wallet = await signing.admitPayment(principal, walletId, 'sign-transaction', network);
-        let blockhash: string;
-        try {
-          const prepared = prepareSolanaTransaction(body.transaction, wallet.address!);
-          blockhash = VersionedMessage.deserialize(prepared.messageBytes).recentBlockhash;
-        } catch (err) {
-          if (err instanceof ChainInputError) {
-            throw invalidRequest(err.message, { field: err.field ? `body.${err.field}` : 'body.transaction' });
-          }
-          throw err;
-        }
-        const chain = chains.resolve(principal.environment, 'SOLANA', network);
-        checkHold(wallet.id, chain.key);
-        await proveNetwork(chain, network, blockhash);
-        const transaction = body.transaction;
-        const { id, view } = await record(principal, wallet, chain, {
-          intentKind: 'sign_transaction',
-          chainId: null,
-          network,
-          payload: () => ({ family: 'SOLANA', transaction }),
-          pendingNonce: null,
-          to: null,
-          value: null,
-          tokenAddress: null,
-          recentBlockhash: blockhash,
-          lastValidBlockHeight: null,
-        });
-        return answer(id, view);
-      }
-      // Not found, or a type without broadcast: the signing service gives the usual answer.
-      await signing.admitPayment(principal, walletId, 'sign-transaction', null);
-      throw new Error('unreachable: admitPayment refuses wallets that cannot broadcast');
+      const { id, view } = await record({
+        apiKeyId: principal.keyId,
+        wallet,
+        chain,
+        chainRef: partner.chainRef,
+        intentKind: 'sign_transaction',
+        signs: {
+          kind: 'given',
+          payload: partner.payload,
+          nonce: partner.nonce,
+          recentBlockhash: partner.recentBlockhash,
+        },
+        record: { to: partner.to, value: partner.value, tokenAddress: null },
+      });
+      return answer(id, view);
     },
 
     /** `GET /v1/wallets/{walletId}/transactions`. */
@@ -495,9 +292,7 @@ export function createPaymentService(deps: {
       walletId: string,
       q: { status?: TransactionStatus; intentKind?: IntentKind; cursor?: string; limit?: number },
     ) {
-      if (!store.wallets.get(principal.projectId, walletId)) {
-        throw new ServiceError('WALLET_NOT_FOUND', 404, 'wallet not found');
-      }
+      if (!store.wallets.get(principal.projectId, walletId)) throw walletNotFound();
       const limit = q.limit ?? 20;
       const rows = store.transactions.list(principal.projectId, walletId, {
         ...(q.status !== undefined ? { status: q.status } : {}),
@@ -525,57 +320,21 @@ export function createPaymentService(deps: {
     },
   };
 
-  async function admitted(
-    principal: Principal,
-    walletId: string,
-    operation: 'transfer',
-    body: TransferRequest,
-    authorize = true,
-  ): Promise<WalletRow> {
-    // The chain the policy is asked about: EVM chain id or Solana network, as the body names it.
-    const chainId = body.chainId !== undefined ? String(body.chainId) : (body.network ?? null);
-    if (!authorize) {
-      const w = store.wallets.get(principal.projectId, walletId);
-      if (!w) throw new ServiceError('WALLET_NOT_FOUND', 404, 'wallet not found');
-      if (w.type !== 'EVM' && w.type !== 'SOLANA') {
-        throw new ServiceError(
-          'UNSUPPORTED_OPERATION',
-          400,
-          `estimate-fee is not available for ${w.type} wallets (supported: EVM, SOLANA)`,
-          {
-            details: { walletId, walletType: w.type },
-          },
-        );
-      }
-      if (!w.address)
-        throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly');
-      return w;
+  /** The wallet a fee estimate prices a transfer for: nothing is signed, so only its type and address matter. */
+  function estimableWallet(principal: Principal, walletId: string): WalletRow & { type: PaymentFamily } {
+    const w = store.wallets.get(principal.projectId, walletId);
+    if (!w) throw walletNotFound();
+    if (!isPaymentFamily(w.type)) {
+      throw new ServiceError(
+        'UNSUPPORTED_OPERATION',
+        400,
+        `estimate-fee is not available for ${w.type} wallets (supported: EVM, SOLANA)`,
+        { details: { walletId, walletType: w.type } },
+      );
     }
-    return signing.admitPayment(principal, walletId, operation, chainId);
+    if (!w.address) throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly');
+    return w as WalletRow & { type: PaymentFamily };
   }
-}
-
-/**
- * Proves a partner's Solana transaction is for `network`: its blockhash must be valid there. When it is not but
- * is valid on another configured network, the request contradicts the transaction (the spec's 400).
- */
-async function proveNetwork(chain: PaymentChain, network: string, blockhash: string): Promise<void> {
-  let valid: boolean;
-  try {
-    valid = (await chain.isBlockhashValid?.(blockhash)) ?? true;
-  } catch (err) {
-    throw buildFailure(err);
-  }
-  if (!valid) {
-    throw invalidRequest(
-      `body.network is ${network} but the transaction's blockhash is not valid on ${network}: it was built for another network, or its blockhash expired (build it again with a fresh one)`,
-      { field: 'body.network' },
-    );
-  }
-}
-
-function topState(v: ActorView): string {
-  return typeof v.value === 'string' ? v.value : (Object.keys(v.value)[0] ?? '');
 }
 
 /** A record as partners see it (spec: transaction record); fields that do not apply are absent. */
@@ -598,15 +357,13 @@ export function viewOf(r: TransactionRow): TransactionView {
     if (r.failureMessage !== null) view.failureMessage = r.failureMessage;
   }
   if (r.monitoring !== null) view.monitoring = JSON.parse(r.monitoring) as Record<string, unknown>;
-  if (r.type === 'EVM' && r.chainId !== null) view.chainId = r.chainId;
-  if (r.type === 'SOLANA' && r.network !== null) view.network = r.network;
-  // Solana sign_transaction records carry no to/value/tokenAddress; EVM ones carry to and value when the request
-  // had them, never tokenAddress (spec: calldata is not decoded).
-  if (!(r.type === 'SOLANA' && r.intentKind === 'sign_transaction')) {
-    if (r.toAddress !== null) view.to = r.toAddress;
-    if (r.value !== null) view.value = r.value;
-    if (r.intentKind === 'transfer' && r.tokenAddress !== null) view.tokenAddress = r.tokenAddress;
-  }
+  // Each family's record names its chain by its own field (the other is null), and stores only what its requests
+  // say: a Solana sign_transaction record has no to or value; tokenAddress belongs to transfers.
+  if (r.chainId !== null) view.chainId = r.chainId;
+  if (r.network !== null) view.network = r.network;
+  if (r.toAddress !== null) view.to = r.toAddress;
+  if (r.value !== null) view.value = r.value;
+  if (r.intentKind === 'transfer' && r.tokenAddress !== null) view.tokenAddress = r.tokenAddress;
   return view;
 }
 

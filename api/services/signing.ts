@@ -7,40 +7,33 @@
  * `transaction.signed` in the outbox before the answer leaves.
  */
 
-import bs58 from 'bs58';
-import type { PaymentPayload, SignedPayment } from '../../actors/payment.machine.ts';
+import {
+  enforceDecision,
+  isRawSignature,
+  type SignatureOperation,
+  type SignaturePolicy,
+} from '../../actors/signing/signature-policy.ts';
+import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
-import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
+import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
 import type { EventType } from '../../chains/domain/events.ts';
-import type { SolanaNetwork } from '../../chains/domain/payments.ts';
-import { isPaymentFamily } from '../../chains/domain/payments.ts';
+import { isPaymentFamily, type PaymentFamily, type SolanaNetwork } from '../../chains/domain/payments.ts';
 import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/domain/wallets.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
-import { prepareEvmTransaction } from '../../chains/evm/prepare-evm-transaction.ts';
-import { recoverEvmTransactionSigner } from '../../chains/evm/recover-evm-transaction-signer.ts';
-import { serializeSignedEvmTransaction } from '../../chains/evm/serialize-signed-evm-transaction.ts';
-import { keccak256 } from '../../chains/keccak-256.ts';
-import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
-import { attachSolanaSignature } from '../../chains/solana/attach-solana-signature.ts';
-import { prepareSolanaTransaction } from '../../chains/solana/prepare-solana-transaction.ts';
 import { walletFamilies } from '../../chains/wallet-families.ts';
 import type {
   PoolRunner,
   SignedTransaction,
   SigningOperation,
-  SigningWallet,
   TransactionRequest,
-  WalletKey,
 } from '../../chains/wallet-family.ts';
-import type { EnclaveClient } from '../../enclave/client.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
 import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
 import type { Principal } from '../plugins/auth.ts';
-import { enforceDecision, isRawSignature, type SignatureOperation, type SignaturePolicy } from './signature-policy.ts';
 
 export interface SignTransactionRequest extends TransactionRequest {
   broadcast?: boolean;
@@ -65,7 +58,7 @@ const HEX_BODY = /^[0-9a-fA-F]*$/;
  * What a chain function refused, as a 400 naming the field under `prefix`. Only for preparing partner input:
  * a ChainInputError from assembling a result means the enclave answered something wrong, a 500.
  */
-function chainInput<T>(prefix: string, run: () => T): T {
+export function chainInput<T>(prefix: string, run: () => T): T {
   try {
     return run();
   } catch (err) {
@@ -73,8 +66,8 @@ function chainInput<T>(prefix: string, run: () => T): T {
   }
 }
 
-/** `chainInput` for a step that may run on the chain pool. */
-async function chainInputAsync<T>(prefix: string, run: () => Promise<T>): Promise<T> {
+/** `chainInput` for a step that may run on the chain pool, or asks a node. */
+export async function chainInputAsync<T>(prefix: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -117,14 +110,11 @@ function rawBytes(data: string): Uint8Array {
   return Buffer.from(body, 'hex');
 }
 
-function fromHex(hex: string): Uint8Array {
-  return Buffer.from(hex, 'hex');
-}
-
 /** Signing use cases behind `/v1/wallets/{walletId}/sign-*`. */
 export function createSigningService(deps: {
-  store: Pick<Store, 'wallets' | 'outbox' | 'writer'>;
-  enclave: Pick<EnclaveClient, 'sign'>;
+  store: Pick<Store, 'outbox' | 'writer'>;
+  /** The wallets' keys, through the enclave (shared with the payment actor's sign effect). */
+  signer: Pick<WalletSigner, 'walletThatSigns' | 'signingWallet' | 'keyOf'>;
   policy: SignaturePolicy;
   /** Runs the steps whose cost grows with the input, on workers when the body is large. */
   chainPool: Pick<ChainPool, 'run'>;
@@ -135,41 +125,13 @@ export function createSigningService(deps: {
   webhooks?: { selects(apiKeyId: string, type: EventType): boolean };
   now?: () => number;
 }) {
-  const { store, enclave, policy, chainPool } = deps;
+  const { store, signer, policy, chainPool } = deps;
   const selects = deps.webhooks?.selects ?? (() => true);
   const now = deps.now ?? Date.now;
 
-  /** The wallet if it may sign over REST now (whatever the operation); otherwise the answer explaining why not. */
-  function walletThatSigns(projectId: string, walletId: string): WalletRow {
-    const wallet = store.wallets.get(projectId, walletId);
-    if (!wallet) throw walletNotFound();
-    if (wallet.claimedAt) {
-      throw new ServiceError(
-        'WALLET_CLAIMED',
-        403,
-        'the wallet has been claimed by its user: REST signing is refused, sign through a user session',
-        { details: { walletId } },
-      );
-    }
-    if (wallet.status !== 'ready' || !wallet.publicKey) {
-      throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly', {
-        details: { walletId },
-      });
-    }
-    if (wallet.custody === 'pregen' && !wallet.shareMigratedAt) {
-      throw new ServiceError(
-        'WALLET_SHARE_NOT_MIGRATED',
-        403,
-        "this pre-generated wallet's user share is not in the service: migrate it with POST /v1/wallets/{walletId}/migrate-share before signing over REST",
-        { details: { walletId } },
-      );
-    }
-    return wallet;
-  }
-
   /** The wallet if this operation may sign with it over REST; otherwise the answer explaining why not. */
   function signableWallet(projectId: string, walletId: string, operation: SigningOperation): WalletRow {
-    const wallet = walletThatSigns(projectId, walletId);
+    const wallet = signer.walletThatSigns(projectId, walletId);
     if (!walletFamilies[wallet.type].operations.includes(operation)) {
       throw new ServiceError('UNSUPPORTED_OPERATION', 400, unsupportedMessage(operation, wallet.type), {
         details: { walletId, walletType: wallet.type },
@@ -188,71 +150,12 @@ export function createSigningService(deps: {
     enforceDecision(await policy.decide({ principal, wallet, operation, rawSignature, chainId }));
   }
 
-  async function signSecp256k1(wallet: WalletRow, digest: Uint8Array): Promise<Secp256k1Signature> {
-    const { signature, recovery } = await enclaveSign(wallet, digest);
-    if (recovery !== 0 && recovery !== 1)
-      throw new Error('the enclave answered a secp256k1 signature without recovery');
-    return { rs: fromHex(signature), recovery };
-  }
-
-  async function signEd25519(wallet: WalletRow, message: Uint8Array): Promise<Ed25519Signature> {
-    return fromHex((await enclaveSign(wallet, message)).signature);
-  }
-
-  /** What an adapter sees of the wallet while it prepares a signature. */
-  function signingWallet(wallet: WalletRow): SigningWallet {
-    return { address: wallet.address!, publicKey: fromHex(wallet.publicKey!) };
-  }
-
-  /**
-   * Keys already built, by wallet row: the store caches rows and replaces a row object whenever the wallet changes,
-   * so an entry never outlives the row it was built from (and goes with it).
-   */
-  const keys = new WeakMap<WalletRow, WalletKey>();
-
-  /** The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature. */
-  function keyOf(wallet: WalletRow): WalletKey {
-    let key = keys.get(wallet);
-    if (!key) {
-      key = {
-        ...signingWallet(wallet),
-        signSecp256k1: (digest) => signSecp256k1(wallet, digest),
-        signEd25519: (message) => signEd25519(wallet, message),
-      };
-      keys.set(wallet, key);
-    }
-    return key;
-  }
-
   /** The pool steps as the adapters call them: each runs on the chain pool, given this request's body size. */
   function poolRunner(bodyBytes: number): PoolRunner<ChainSteps> {
     const steps = Object.keys(chainSteps) as ChainStepName[];
     return Object.fromEntries(
       steps.map((step) => [step, (...args: never) => chainPool.run(step, args, bodyBytes)]),
     ) as PoolRunner<ChainSteps>;
-  }
-
-  async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
-    // Checked again right before the enclave: a claim committed while this request's input was prepared (on a
-    // worker, for a large one) or its policy decided refuses the signature too.
-    walletThatSigns(wallet.projectId, wallet.id);
-    try {
-      return await enclave.sign({
-        walletId: wallet.id,
-        scheme: wallet.scheme,
-        message: Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('base64'),
-      });
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'SHARE_MISSING') {
-        throw new ServiceError(
-          'WALLET_SHARE_NOT_MIGRATED',
-          403,
-          "the wallet's user share is not in the service: migrate it before signing over REST",
-          { details: { walletId: wallet.id } },
-        );
-      }
-      throw err;
-    }
   }
 
   /**
@@ -286,7 +189,7 @@ export function createSigningService(deps: {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-message');
       checkMessage(message, 'body.message');
       await authorize(principal, wallet, 'sign-message');
-      const signature = await walletFamilies[wallet.type].signMessage(message, keyOf(wallet));
+      const signature = await walletFamilies[wallet.type].signMessage(message, signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
     },
@@ -320,14 +223,15 @@ export function createSigningService(deps: {
         });
       }
       await authorize(principal, wallet, 'sign-raw');
-      const signature = await family.signRaw(data, keyOf(wallet));
+      const signature = await family.signRaw(data, signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
     },
 
     /**
-     * `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets; sign-only for now. `bodyBytes`: the request
-     * body's size (Infinity when unknown), which decides whether EVM, Stellar and Sui steps run on the chain pool.
+     * `sign-transaction` for EVM, SOLANA, STELLAR and SUI wallets, sign-only (the route sends `broadcast: true` to
+     * the payment service). `bodyBytes`: the request body's size (Infinity when unknown), which decides whether EVM,
+     * Stellar and Sui steps run on the chain pool.
      */
     async signTransaction(
       principal: Principal,
@@ -342,10 +246,10 @@ export function createSigningService(deps: {
         throw new Error(`the ${wallet.type} adapter lists sign-transaction but cannot prepare one`);
       }
       const prepared = await chainInputAsync('body', () =>
-        prepareTransaction(body, signingWallet(wallet), poolRunner(bodyBytes)),
+        prepareTransaction(body, signer.signingWallet(wallet), poolRunner(bodyBytes)),
       );
       await authorize(principal, wallet, 'sign-transaction', prepared.chainId);
-      const signed = await prepared.sign(keyOf(wallet));
+      const signed = await prepared.sign(signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, prepared.chainId);
       return signed;
     },
@@ -364,7 +268,7 @@ export function createSigningService(deps: {
       const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
       const domainChainId = chainId === undefined ? null : String(chainId);
       await authorize(principal, wallet, 'sign-typed-data', domainChainId);
-      const signature = encodeEvmSignature(await signSecp256k1(wallet, digest));
+      const signature = encodeEvmSignature(await signer.keyOf(wallet).signSecp256k1(digest));
       await recordTransactionSigned(principal, wallet, domainChainId);
       return { signature };
     },
@@ -378,7 +282,7 @@ export function createSigningService(deps: {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-authorization');
       const prepared = chainInput('body.authorization', () => prepareEvmAuthorization(authorization));
       await authorize(principal, wallet, 'sign-authorization', String(prepared.chainId));
-      const signature = await signSecp256k1(wallet, prepared.digest);
+      const signature = await signer.keyOf(wallet).signSecp256k1(prepared.digest);
       await recordTransactionSigned(principal, wallet, String(prepared.chainId));
       const rs = Buffer.from(signature.rs);
       return {
@@ -393,18 +297,17 @@ export function createSigningService(deps: {
     },
 
     /**
-     * The wallet a payment route (transfer, broadcasting sign-transaction) may use, or the answer explaining why
-     * not; then the one policy decision point for it.
+     * The wallet a payment route (transfer, broadcasting sign-transaction) may sign with, read and checked once for
+     * the request, or the answer explaining why not.
      */
-    async admitPayment(
+    paymentWallet(
       principal: Principal,
       walletId: string,
       operation: 'transfer' | 'sign-transaction',
-      chainId: string | null,
-    ): Promise<WalletRow> {
+    ): WalletRow & { type: PaymentFamily } {
       const wallet =
         operation === 'transfer'
-          ? walletThatSigns(principal.projectId, walletId)
+          ? signer.walletThatSigns(principal.projectId, walletId)
           : signableWallet(principal.projectId, walletId, operation);
       if (!isPaymentFamily(wallet.type)) {
         throw operation === 'transfer'
@@ -412,9 +315,7 @@ export function createSigningService(deps: {
               'UNSUPPORTED_OPERATION',
               400,
               `transfer is not available for ${wallet.type} wallets (supported: EVM, SOLANA)`,
-              {
-                details: { walletId, walletType: wallet.type },
-              },
+              { details: { walletId, walletType: wallet.type } },
             )
           : new ServiceError(
               'BROADCAST_NOT_SUPPORTED',
@@ -423,59 +324,12 @@ export function createSigningService(deps: {
               { details: { field: 'body.broadcast' } },
             );
       }
-      await authorize(principal, wallet, operation, chainId);
-      return wallet;
+      return wallet as WalletRow & { type: PaymentFamily };
     },
 
-    /**
-     * Signs a payment's transaction (the payment actor's signing effect; the route already passed the policy).
-     * Errors carry the spec's failure stages: SIGNATURE_APPLY_FAILED (`signature_apply`), SIGNER_MISMATCH
-     * (`signer_verify`); anything else failed the signing itself (`mpc_sign`).
-     */
-    async signPayment(input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment> {
-      const wallet = walletThatSigns(input.projectId, input.walletId);
-      const { payload } = input;
-      if (payload.family === 'EVM') {
-        const prepared = prepareEvmTransaction(payload.transaction);
-        const signature = await signSecp256k1(wallet, prepared.digest);
-        let signedTransaction: string;
-        try {
-          signedTransaction = serializeSignedEvmTransaction(prepared, signature);
-        } catch (err) {
-          throw new ServiceError(
-            'SIGNATURE_APPLY_FAILED',
-            500,
-            `the signature could not be applied: ${(err as Error).message}`,
-          );
-        }
-        const signer = recoverEvmTransactionSigner(prepared.digest, signature);
-        if (signer.toLowerCase() !== wallet.address!.toLowerCase()) {
-          throw new ServiceError('SIGNER_MISMATCH', 500, `the recovered signer ${signer} is not the wallet's address`);
-        }
-        return { signedTransaction, hash: evmTransactionHash(signedTransaction) };
-      }
-      const prepared = prepareSolanaTransaction(payload.transaction, wallet.address!);
-      const signature = await signEd25519(wallet, prepared.messageBytes);
-      let signedTransaction: string;
-      try {
-        signedTransaction = attachSolanaSignature(prepared, signature);
-      } catch (err) {
-        throw new ServiceError(
-          'SIGNATURE_APPLY_FAILED',
-          500,
-          `the signature could not be applied: ${(err as Error).message}`,
-        );
-      }
-      // A Solana transaction's id is its first signature, the fee payer's.
-      const wire = Buffer.from(signedTransaction, 'base64');
-      return { signedTransaction, hash: bs58.encode(wire.subarray(1, 65)) };
-    },
+    /** The one policy decision point, for a payment route's signature (`chainId`: the chain the request names). */
+    authorize,
   };
-}
-
-/** keccak256 of the raw signed bytes: the EVM transaction hash. */
-function evmTransactionHash(raw: string): string {
-  return `0x${Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`;
 }
 
 export type SigningService = ReturnType<typeof createSigningService>;
@@ -487,18 +341,11 @@ function unsupportedMessage(operation: SigningOperation, type: WalletType): stri
   return `${operation} is not available for ${type} wallets (supported: ${supported})`;
 }
 
-/** The request fields each type takes; a field another type uses is refused rather than ignored. */
-function checkTransactionFields(type: WalletType, body: SignTransactionRequest): void {
-  if (body.broadcast === true) {
-    throw new ServiceError(
-      'BROADCAST_NOT_SUPPORTED',
-      400,
-      type === 'EVM' || type === 'SOLANA'
-        ? 'broadcast: true is not available yet in this service version; omit it to sign only, then broadcast the signedTransaction yourself'
-        : `${type} transactions are sign-only: broadcast: true is not supported`,
-      { details: { field: 'body.broadcast' } },
-    );
-  }
+/**
+ * The `sign-transaction` fields each type takes, for signing and for broadcast alike: a field another type uses is
+ * refused rather than ignored.
+ */
+export function checkTransactionFields(type: WalletType, body: SignTransactionRequest): void {
   if (type === 'EVM') {
     if (typeof body.transaction !== 'object' || body.transaction === null || Array.isArray(body.transaction)) {
       throw invalidRequest('body.transaction must be an EVM transaction object for an EVM wallet', {

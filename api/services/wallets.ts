@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ActorFaultedError } from '../../actors/errors.ts';
-import type { ActorHost, ActorView } from '../../actors/host.ts';
-import type { UserShareHandoff } from '../../actors/user-share-handoff.ts';
-import type { WalletContext, WalletInput } from '../../actors/wallet.machine.ts';
+import type { ActorHost } from '../../actors/host.ts';
+import type { UserShareHandoff } from '../../actors/wallet/user-share-handoff.ts';
+import type { WalletCreation, WalletDefinition } from '../../actors/wallet/wallet-definition.ts';
 import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
 import {
@@ -10,6 +10,7 @@ import {
   defaultScheme,
   isSchemeSupported,
   type Scheme,
+  type UserIdentifierType,
   type WalletType,
 } from '../../chains/domain/wallets.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
@@ -17,12 +18,10 @@ import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 
-type IdentifierType = WalletRow['userIdentifierType'];
-
 export interface CreateWalletRequest {
   type: WalletType;
   userIdentifier: string;
-  userIdentifierType: IdentifierType;
+  userIdentifierType: UserIdentifierType;
   cosmosPrefix?: string;
   scheme?: Scheme;
 }
@@ -36,12 +35,12 @@ export interface WalletView {
   publicKey: string | null;
   createdAt: string;
   userIdentifier: string;
-  userIdentifierType: IdentifierType;
+  userIdentifierType: UserIdentifierType;
 }
 
 export interface ListWalletsRequest {
   userIdentifier?: string;
-  userIdentifierType?: IdentifierType;
+  userIdentifierType?: UserIdentifierType;
   type?: WalletType;
   status?: WalletRow['status'];
   address?: string;
@@ -87,10 +86,12 @@ const walletCursorSeq = (cursor: string) => decodeCursor('w', cursor);
 export function createWalletService(deps: {
   store: Pick<Store, 'wallets' | 'writer' | 'outbox'>;
   host: Pick<ActorHost, 'spawn' | 'waitFor'>;
+  /** The wallet machine's definition, as the host runs it. */
+  walletActors: WalletDefinition;
   userShares: Pick<UserShareHandoff, 'take'>;
   now?: () => number;
 }) {
-  const { store, host, userShares } = deps;
+  const { store, host, userShares, walletActors } = deps;
   const now = deps.now ?? Date.now;
 
   async function create(
@@ -134,29 +135,18 @@ export function createWalletService(deps: {
 
     const walletId = randomUUID();
     const createdAt = new Date(now()).toISOString();
-    const input: WalletInput = {
-      walletId,
-      projectId,
-      type: req.type,
-      scheme,
-      cosmosPrefix,
-      userIdentifier: req.userIdentifier,
-      createdAt,
-      custody,
-      ...(apiKeyId ? { apiKeyId } : {}),
-    };
     try {
-      await host.spawn('wallet', walletId, input, () => {
-        store.wallets.insert({
-          ...identity,
-          id: walletId,
-          status: 'creating',
-          custody,
-          cosmosPrefix,
-          createdAt,
-          updatedAt: createdAt,
-          seq: store.wallets.nextSeq(),
-        });
+      await host.spawn(walletActors, walletId, {
+        walletId,
+        projectId,
+        type: req.type,
+        scheme,
+        cosmosPrefix,
+        userIdentifier: req.userIdentifier,
+        userIdentifierType: req.userIdentifierType,
+        createdAt,
+        custody,
+        ...(apiKeyId ? { apiKeyId } : {}),
       });
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -165,9 +155,9 @@ export function createWalletService(deps: {
       }
       throw err;
     }
-    let final: ActorView;
+    let final: WalletCreation;
     try {
-      final = await host.waitFor(walletId, (s) => s.status !== 'active');
+      final = await host.waitFor(walletActors, walletId, (s) => s.outcome !== 'creating');
     } catch (err) {
       if (err instanceof ActorFaultedError) {
         throw new ServiceError(
@@ -179,9 +169,9 @@ export function createWalletService(deps: {
       }
       throw err;
     }
-    const ctx = final.context as unknown as WalletContext;
-    if (final.value !== 'ready' || !ctx.address || !ctx.publicKey) {
-      const code = ctx.error?.code ?? 'KEY_GENERATION_FAILED';
+    const { address, publicKey, error } = final.context;
+    if (final.outcome !== 'ready' || !address || !publicKey) {
+      const code = error?.code ?? 'KEY_GENERATION_FAILED';
       const unavailable = code === 'ENCLAVE_UNAVAILABLE' || code === 'ENCLAVE_TIMEOUT';
       throw new ServiceError(
         unavailable ? code : 'KEY_GENERATION_FAILED',
@@ -196,8 +186,8 @@ export function createWalletService(deps: {
       type: req.type,
       scheme,
       status: 'ready',
-      address: ctx.address,
-      publicKey: ctx.publicKey,
+      address,
+      publicKey,
       createdAt,
       userIdentifier: req.userIdentifier,
       userIdentifierType: req.userIdentifierType,
@@ -300,7 +290,7 @@ export function createWalletService(deps: {
     async update(
       projectId: string,
       walletId: string,
-      patch: { userIdentifier?: string; userIdentifierType?: IdentifierType },
+      patch: { userIdentifier?: string; userIdentifierType?: UserIdentifierType },
     ): Promise<WalletView> {
       const row = store.wallets.get(projectId, walletId);
       if (!row) throw walletNotFound();

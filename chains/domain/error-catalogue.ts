@@ -114,7 +114,11 @@ export const ERROR_CATALOGUE = {
     context: PAYMENT_FAILURE_CONTEXT,
   },
   // --- transfers and records
-  CHAIN_NOT_CONFIGURED: { status: 400, meaning: "The chain is not in the service's CHAINS_FILE." },
+  CHAIN_NOT_CONFIGURED: {
+    status: 400,
+    meaning: "The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use.",
+    context: ['field', 'availableChains'],
+  },
   CHAIN_NOT_ALLOWED: { status: 403, meaning: "The chain is not open to this key's environment." },
   WALLET_TRANSACTION_UNRESOLVED: {
     status: 409,

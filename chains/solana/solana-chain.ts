@@ -29,6 +29,7 @@ import {
   type SolanaUnsignedPayment,
   type TransferIntent,
 } from '../payment-chain.ts';
+import type { PartnerTransaction } from '../payment-family.ts';
 import { chooseComputeUnitPrice } from './choose-compute-unit-price.ts';
 import { classifySolanaSendError } from './classify-solana-send-error.ts';
 import {
@@ -316,6 +317,20 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     return prepared;
   }
 
+  async function isBlockhashValid(blockhash: string): Promise<boolean> {
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = typeof blockhash === 'string' && blockhash.length <= 44 ? bs58.decode(blockhash) : undefined;
+    } catch {
+      bytes = undefined;
+    }
+    if (bytes?.length !== 32) throw new ChainInputError('blockhash is not Base58 of 32 bytes', 'blockhash');
+    const result = await rpc.call('isBlockhashValid', [blockhash, { commitment: 'processed' }]);
+    const value = isPlainObject(result) ? result['value'] : undefined;
+    if (typeof value !== 'boolean') throw malformed('isBlockhashValid');
+    return value;
+  }
+
   return {
     family: 'SOLANA',
     key: `solana:${config.network}`,
@@ -415,18 +430,16 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
       return observeSolanaSignatures(rpc, items);
     },
 
-    async isBlockhashValid(blockhash: string): Promise<boolean> {
-      let bytes: Uint8Array | undefined;
-      try {
-        bytes = typeof blockhash === 'string' && blockhash.length <= 44 ? bs58.decode(blockhash) : undefined;
-      } catch {
-        bytes = undefined;
+    async checkPartnerTransaction(transaction: PartnerTransaction): Promise<void> {
+      const blockhash = transaction.recentBlockhash;
+      if (blockhash === null || !(await isBlockhashValid(blockhash))) {
+        throw new ChainInputError(
+          `network is ${config.network} but the transaction's blockhash is not valid on ${config.network}: it was built for another network, or its blockhash expired (build it again with a fresh one)`,
+          'network',
+        );
       }
-      if (bytes?.length !== 32) throw new ChainInputError('blockhash is not Base58 of 32 bytes', 'blockhash');
-      const result = await rpc.call('isBlockhashValid', [blockhash, { commitment: 'processed' }]);
-      const value = isPlainObject(result) ? result['value'] : undefined;
-      if (typeof value !== 'boolean') throw malformed('isBlockhashValid');
-      return value;
     },
+
+    isBlockhashValid,
   };
 }

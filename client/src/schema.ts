@@ -1551,7 +1551,7 @@ export interface operations {
              *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
-             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
              *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
@@ -2178,7 +2178,7 @@ export interface operations {
              *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
-             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
              *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
@@ -2442,7 +2442,7 @@ export interface operations {
              *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
              *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
-             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
              *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
              *     - `INVALID_TOKEN`: The token address is not a token on this chain. Adds: transactionId, failureStage, signedTransaction.
              *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.

@@ -180,10 +180,11 @@ async function phaseWakes(): Promise<void> {
 async function phaseDeliver(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-deliver-'));
   const store = createStore(path.join(dir, 'service.db'));
-  const host = createActorHost({ store: store.actors, definitions: [counterDefinition()], log: () => undefined });
+  const counter = counterDefinition();
+  const host = createActorHost({ store: store.actors, definitions: [counter], log: () => undefined });
   await host.start();
   const actors = 1000;
-  for (let i = 0; i < actors; i++) await host.spawn('counter', `d${i}`, undefined);
+  for (let i = 0; i < actors; i++) await host.spawn(counter, `d${i}`, {});
   const rate = 2000;
   const tick = 5;
   const latencies: number[] = [];

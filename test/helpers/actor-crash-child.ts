@@ -35,9 +35,10 @@ function effect(kind: 'bump' | 'sign', expectedState: string) {
   };
 }
 
+const counter = counterDefinition({ bump: effect('bump', 'working'), sign: effect('sign', 'signing') });
 const host = createActorHost({
   store: store.actors,
-  definitions: [counterDefinition({ bump: effect('bump', 'working'), sign: effect('sign', 'signing') })],
+  definitions: [counter],
   log: () => undefined,
   retryBaseMs: 5,
 });
@@ -52,7 +53,7 @@ lines.on('line', (line) => {
     | { op: 'deliver'; actor: string; event: { type: string }; eventId: string }
     | { op: 'stop' };
   if (cmd.op === 'spawn') {
-    host.spawn('counter', cmd.id, undefined).then(
+    host.spawn(counter, cmd.id, {}).then(
       () => out({ spawned: cmd.id }),
       (err) => out({ spawnFailed: cmd.id, code: (err as { code?: string }).code }),
     );

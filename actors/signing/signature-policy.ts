@@ -1,21 +1,29 @@
 /**
- * The one decision point every signature passes before the enclave is asked (DESIGN §7). The signing
- * service builds a `SignatureRequest`, asks the policy, and signs only on `allow`. The policies issue
- * plugs its engine in here (guardrails, raw-signature rules, approvals); until then the policy allows.
+ * The one decision point every signature passes before the enclave is asked (DESIGN §7). Whoever is about to sign
+ * (a signing route, a payment's admission) builds a `SignatureRequest`, asks the policy, and signs only on `allow`.
+ * It lives beside the wallet signer, where the API and the actors both reach it. A policy engine plugs in here
+ * (guardrails, raw-signature rules, approvals); until one is configured the policy allows.
  */
 
 import { ServiceError } from '../../chains/domain/errors.ts';
+import type { KeyEnvironment } from '../../chains/domain/projects.ts';
 import type { WalletType } from '../../chains/domain/wallets.ts';
 import { walletFamilies } from '../../chains/wallet-families.ts';
 import type { SigningOperation } from '../../chains/wallet-family.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
-import type { Principal } from '../plugins/auth.ts';
 
 /** The signing routes, and `transfer` (a payment the service builds, signs and broadcasts). */
 export type SignatureOperation = SigningOperation | 'transfer';
 
+/** Who asks for a signature: an API key of a project, in its environment. */
+export interface Requester {
+  keyId: string;
+  projectId: string;
+  environment: KeyEnvironment;
+}
+
 export interface SignatureRequest {
-  principal: Principal;
+  principal: Requester;
   wallet: WalletRow;
   operation: SignatureOperation;
   /**

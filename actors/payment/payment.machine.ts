@@ -1,29 +1,9 @@
 import { assign, fromPromise, setup } from 'xstate';
-import type { FailureStage, IntentKind, PaymentFamily, SolanaNetwork } from '../chains/domain/payments.ts';
-import type { Observation } from '../chains/payment-chain.ts';
+import type { FailureStage, IntentKind, PaymentFamily, SolanaNetwork } from '../../chains/domain/payments.ts';
+import type { Observation } from '../../chains/payment-chain.ts';
+import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
 
-/**
- * What a payment signs: an EVM transaction in `prepareEvmTransaction`'s shape (nonce included), or a Solana
- * transaction (base64, the wallet a required signer). The payment actor does not care what it is for: a
- * transfer the service built, a partner's transaction broadcast for it, or a yield step.
- */
-export type PaymentPayload =
-  | {
-      family: 'EVM';
-      transaction: {
-        chainId: number;
-        type: number;
-        nonce: number;
-        to?: string;
-        value?: string;
-        data?: string;
-        gasLimit: string;
-        maxFeePerGas?: string;
-        maxPriorityFeePerGas?: string;
-        gasPrice?: string;
-      };
-    }
-  | { family: 'SOLANA'; transaction: string };
+export type { PaymentPayload, SignedPayment };
 
 export interface PaymentInput {
   transactionId: string;
@@ -42,7 +22,13 @@ export interface PaymentInput {
   chainId: string | null;
   /** Solana network; null on EVM. */
   network: SolanaNetwork | null;
+  /**
+   * What the payment signs, in its family's format (chains/<family>/<family>-payments.ts): a transfer the service
+   * built, a partner's transaction broadcast for it, or a yield step; the machine does not look inside.
+   */
   payload: PaymentPayload;
+  /** The nonce its record allocated (EVM); null for families without nonces. */
+  nonce: number | null;
   /** How long after broadcast the payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
 }
@@ -70,12 +56,6 @@ export interface PaymentContext extends PaymentInput {
   wakeAt: number | null;
 }
 
-/** The signed bytes and their hash (EVM transaction hash, Solana signature). */
-export interface SignedPayment {
-  signedTransaction: string;
-  hash: string;
-}
-
 /** The broadcast effect's verdict. It never throws for a node's answer: the machine decides what follows. */
 export type BroadcastOutcome =
   | { outcome: 'accepted'; at: number }
@@ -94,8 +74,11 @@ export interface BroadcastInput {
 
 export type PaymentEvent = { type: 'WAKE'; at: number } | { type: 'OBSERVED'; observation: Observation; at: number };
 
-/** Bumped whenever stored states of the previous version need a migration. */
-export const PAYMENT_MACHINE_VERSION = 1;
+/**
+ * Bumped whenever stored states of the previous version need a migration (payment-definition.ts holds them).
+ * v2: the context carries the record's `nonce` beside the payload.
+ */
+export const PAYMENT_MACHINE_VERSION = 2;
 
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
@@ -120,7 +103,7 @@ function broadcastInput({ context }: { context: PaymentContext }): BroadcastInpu
     signedTransaction: context.signedTransaction ?? '',
     hash: context.hash ?? '',
     from: context.walletAddress,
-    nonce: context.payload.family === 'EVM' ? context.payload.transaction.nonce : null,
+    nonce: context.nonce,
   };
 }
 

@@ -1,10 +1,30 @@
 import type { SnapshotFrom } from 'xstate';
-import type { Store } from '../store/index.ts';
-import type { MachineDefinition } from './host.ts';
-import { type KeyMaterial, WALLET_MACHINE_VERSION, type WalletInput, walletMachine } from './wallet.machine.ts';
+import type { UserIdentifierType } from '../../chains/domain/wallets.ts';
+import type { Store } from '../../store/index.ts';
+import type { ActorView, MachineDefinition } from '../host.ts';
+import {
+  type KeyMaterial,
+  WALLET_MACHINE_VERSION,
+  type WalletContext,
+  type WalletInput,
+  walletMachine,
+} from './wallet.machine.ts';
 import { fromXStatePersistedSnapshot } from './xstate-v1-snapshot.ts';
 
 type WalletSnapshot = SnapshotFrom<typeof walletMachine>;
+
+/** What creating a wallet is given: the machine's input and the identifier's kind, which the row keeps. */
+export interface WalletAdmission extends WalletInput {
+  userIdentifierType: UserIdentifierType;
+}
+
+/** A wallet's creation as its caller sees it: its state, with the key material once `ready`. */
+export interface WalletCreation extends ActorView<WalletContext> {
+  /** `creating` while the enclave makes the key; `ready` with the key; `aborted` when it could not. */
+  outcome: 'creating' | 'ready' | 'aborted';
+}
+
+export type WalletDefinition = MachineDefinition<typeof walletMachine, WalletAdmission, WalletCreation>;
 
 /**
  * The wallet machine as the host runs it: key generation is an at-least-once effect (the enclave's generateKey
@@ -16,12 +36,34 @@ export function createWalletDefinition(
     generateKey: (input: WalletInput) => Promise<KeyMaterial>;
     now?: () => number;
   },
-): MachineDefinition<typeof walletMachine> {
+): WalletDefinition {
   const now = deps.now ?? Date.now;
   return {
     name: 'wallet',
     version: WALLET_MACHINE_VERSION,
     machine: walletMachine,
+    create(walletId, { userIdentifierType, ...input }) {
+      // A duplicate identity is a unique violation here, which refuses the spawn: nothing is stored or started.
+      deps.wallets.insert({
+        id: walletId,
+        projectId: input.projectId,
+        type: input.type,
+        scheme: input.scheme,
+        status: 'creating',
+        custody: input.custody,
+        cosmosPrefix: input.cosmosPrefix,
+        userIdentifier: input.userIdentifier,
+        userIdentifierType,
+        createdAt: input.createdAt,
+        updatedAt: input.createdAt,
+        seq: deps.wallets.nextSeq(),
+      });
+      return input;
+    },
+    view: (actor) => ({
+      ...actor,
+      outcome: actor.value === 'ready' ? 'ready' : actor.value === 'aborted' ? 'aborted' : 'creating',
+    }),
     effects: {
       generateKey: { run: (input: WalletInput) => deps.generateKey(input), delivery: 'at-least-once' },
     },

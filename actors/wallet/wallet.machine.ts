@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
-import type { Custody, Scheme, WalletType } from '../chains/domain/wallets.ts';
+import type { Custody, Scheme, WalletType } from '../../chains/domain/wallets.ts';
 
 export interface WalletInput {
   walletId: string;

@@ -9,20 +9,26 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createChainRegistry } from '../api/chain-registry.ts';
-import type { Principal } from '../api/plugins/auth.ts';
-import { createPaymentService } from '../api/services/payments.ts';
+import { createChainRegistry } from '../../api/chain-registry.ts';
+import type { Principal } from '../../api/plugins/auth.ts';
+import { createPaymentService } from '../../api/services/payments.ts';
+import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import {
   ChainRpcError,
   type Observation,
   type ObserveItem,
   type PaymentChain,
   type TransferIntent,
-} from '../chains/payment-chain.ts';
-import { createStore, type Store } from '../store/index.ts';
+} from '../../chains/payment-chain.ts';
+import type { SolanaPaymentPayload } from '../../chains/solana/solana-payments.ts';
+import { createStore, type Store } from '../../store/index.ts';
+import { createActorHost } from '../host.ts';
 import { createChainPoller } from './chain-poller.ts';
-import { createActorHost } from './host.ts';
 import type { PaymentPayload, SignedPayment } from './payment.machine.ts';
+
+/** The payloads of this project's payment families, as the sign effect receives them. */
+type Payload = EvmPaymentPayload | SolanaPaymentPayload;
+
 import { createPaymentDefinition } from './payment-definition.ts';
 
 const ADDRESS = '0x00000000000000000000000000000000000000A1';
@@ -69,6 +75,7 @@ function scriptedChain() {
       state.broadcasts.push(signed);
       state.broadcastAnswer();
     },
+    async checkPartnerTransaction() {},
     async observe(items: readonly ObserveItem[]) {
       state.observed.push([...items]);
       const observations = new Map<string, Observation>();
@@ -91,45 +98,45 @@ function setup(
   const { chain, state } = scriptedChain();
   const chains = createChainRegistry(
     { evm: [{ chainId: 31337, rpcUrl: 'http://127.0.0.1:1', environment: 'any' }] },
-    {
-      evm: () => chain,
-      solana: () => chain,
-    },
+    () => chain,
   );
-  const signed: PaymentPayload[] = [];
+  const signed: Payload[] = [];
   let n = 0;
   const sign =
     opts.sign ??
     (async (p: PaymentPayload) => {
-      signed.push(p);
+      signed.push(p as Payload);
       n += 1;
       return { signedTransaction: `0xsigned${n}`, hash: `0xhash${n}` };
     });
+  const paymentActors = createPaymentDefinition({
+    transactions: store.transactions,
+    outbox: store.outbox,
+    sign: (i) => sign(i.payload),
+    chain: (k) => chains.get(k),
+    monitorWindowMs: opts.monitorWindowMs ?? 60_000,
+  });
   const host = createActorHost({
     store: store.actors,
     log: () => undefined,
     retryBaseMs: 5,
-    definitions: [
-      createPaymentDefinition({
-        transactions: store.transactions,
-        outbox: store.outbox,
-        sign: (i) => sign(i.payload),
-        chain: (k) => chains.get(k),
-      }),
-    ],
+    definitions: [paymentActors],
   });
   const wallet = store.wallets.getAny('w1')!;
   const payments = createPaymentService({
     store,
     host,
+    paymentActors,
     signing: {
-      admitPayment: async () => store.wallets.getAny('w1')!,
-      signPayment: async () => {
-        throw new Error('not used');
+      paymentWallet: () => store.wallets.getAny('w1')! as ReturnType<typeof store.wallets.getAny> & { type: 'EVM' },
+      authorize: async () => undefined,
+    },
+    signer: {
+      keyOf: () => {
+        throw new Error('not used: these payments are broadcast');
       },
     },
     chains,
-    monitorWindowMs: opts.monitorWindowMs ?? 60_000,
   });
   const clock = { now: Date.now() };
   const poller = createChainPoller({
@@ -140,7 +147,7 @@ function setup(
     rebroadcastMs: 10_000,
     now: () => clock.now,
   });
-  return { store, host, payments, poller, state, signed, wallet, file, clock };
+  return { store, host, paymentActors, payments, poller, state, signed, wallet, file, clock };
 }
 
 function seed(store: Store) {
@@ -291,6 +298,7 @@ test('a node that does not answer leaves the payment pending; the same bytes are
   assert.equal(t.store.transactions.getAny(answer.transactionId)!.status, 'pending');
   down = false;
   const view = await t.host.waitFor(
+    t.paymentActors,
     answer.transactionId,
     (v) => v.value === 'submitted' || (typeof v.value === 'object' && 'submitted' in v.value),
   );
@@ -306,7 +314,7 @@ test('after the monitor window the record says failed/monitor_timeout without an
   await t.host.start();
   const answer = await t.payments.transfer(principal, 'w1', transfer);
   assert.ok('transactionId' in answer);
-  await t.host.waitFor(answer.transactionId, (v) =>
+  await t.host.waitFor(t.paymentActors, answer.transactionId, (v) =>
     typeof v.value === 'object' ? 'watching' in v.value : v.value === 'watching',
   );
   let record = t.store.transactions.getAny(answer.transactionId)!;
@@ -385,7 +393,7 @@ test('a signing interrupted by a stop is never signed again: the payment fails a
   const again = setup({ file: t.file });
   await again.host.start();
   const [row] = again.store.transactions.list('proj', 'w1', { limit: 1 });
-  const view = await again.host.waitFor(row!.id, (v) => v.status === 'done');
+  const view = await again.host.waitFor(again.paymentActors, row!.id, (v) => v.status === 'done');
   assert.equal(view.value, 'failed');
   const record = again.store.transactions.getAny(row!.id)!;
   assert.deepEqual(
@@ -396,4 +404,56 @@ test('a signing interrupted by a stop is never signed again: the payment fails a
   assert.equal(again.signed.length, 0, 'the new start did not sign');
   assert.equal(again.state.broadcasts.length, 0, 'nothing was broadcast');
   await again.host.stop();
+});
+
+test('a payment stored by machine v1 (nonce only inside the payload) is migrated on load and carries on', async () => {
+  const t = setup();
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  await t.host.stop();
+  // Rewrite the stored state as v1 wrote it: the same context without `nonce`.
+  const row = t.store.sqlite
+    .prepare('select snapshot from actor_snapshots where actor_id = ?')
+    .get(answer.transactionId) as { snapshot: string };
+  const stored = JSON.parse(row.snapshot) as { value: unknown; context: Record<string, unknown> };
+  assert.equal(stored.context['nonce'], 7);
+  delete stored.context['nonce'];
+  t.store.sqlite
+    .prepare('update actor_snapshots set snapshot = ?, machine_version = 1 where actor_id = ?')
+    .run(JSON.stringify(stored), answer.transactionId);
+  t.store.close();
+
+  const again = setup({ file: t.file });
+  again.host.checkStoredVersions();
+  await again.host.start();
+  // It runs on: the confirmation is applied and the state is written back as v2, with the payload's nonce.
+  again.state.seen.set('0xhash1', {
+    status: 'included',
+    final: true,
+    success: true,
+    blockNumber: '4',
+    blockHash: '0xb4',
+  });
+  await again.poller.pollOnce();
+  const migrated = again.store.sqlite
+    .prepare('select snapshot, machine_version as v from actor_snapshots where actor_id = ?')
+    .get(answer.transactionId) as { snapshot: string; v: number };
+  assert.equal(migrated.v, 2);
+  assert.equal((JSON.parse(migrated.snapshot) as { context: { nonce: number } }).context.nonce, 7);
+  assert.equal(again.store.transactions.getAny(answer.transactionId)!.status, 'confirmed');
+  await again.host.stop();
+});
+
+test('the v1 migration reads an EVM payload nonce and gives a Solana one null', () => {
+  const def = setup().paymentActors;
+  const up = def.migrations![0]!.up;
+  assert.equal(
+    up({ value: 'submitted', context: { payload: { family: 'EVM', transaction: { nonce: 3 } } } }).context['nonce'],
+    3,
+  );
+  assert.equal(
+    up({ value: 'submitted', context: { payload: { family: 'SOLANA', transaction: 'AAAA' } } }).context['nonce'],
+    null,
+  );
 });

@@ -1,8 +1,8 @@
-import { compressSecp256k1PublicKey } from '../chains/compress-secp256k1-public-key.ts';
-import { deriveAddress } from '../chains/derive-address.ts';
-import { CodedError } from '../chains/domain/errors.ts';
-import { parseSecp256k1PublicKey } from '../chains/parse-secp256k1-public-key.ts';
-import type { EnclaveClient } from '../enclave/client.ts';
+import { compressSecp256k1PublicKey } from '../../chains/compress-secp256k1-public-key.ts';
+import { deriveAddress } from '../../chains/derive-address.ts';
+import { CodedError } from '../../chains/domain/errors.ts';
+import { parseSecp256k1PublicKey } from '../../chains/parse-secp256k1-public-key.ts';
+import type { EnclaveClient } from '../../enclave/client.ts';
 import type { UserShareHandoff } from './user-share-handoff.ts';
 import type { KeyMaterial, WalletInput } from './wallet.machine.ts';
 

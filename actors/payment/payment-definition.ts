@@ -1,0 +1,312 @@
+import type { SnapshotFrom, StateValue } from 'xstate';
+import { ServiceError } from '../../chains/domain/errors.ts';
+import type { IntentKind, TransactionStatus } from '../../chains/domain/payments.ts';
+import type { PaymentChain, UnsignedPayment } from '../../chains/payment-chain.ts';
+import { paymentFamilies } from '../../chains/payment-families.ts';
+import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import type { OutboxRepo } from '../../store/outbox-repo.ts';
+import type { TransactionsRepo } from '../../store/transactions-repo.ts';
+import type { WalletRow } from '../../store/wallets-repo.ts';
+import type { ActorView, MachineDefinition } from '../host.ts';
+import { createBroadcastEffect } from './broadcast-payment.ts';
+import {
+  type BroadcastInput,
+  PAYMENT_MACHINE_VERSION,
+  type PaymentContext,
+  type PaymentInput,
+  paymentMachine,
+} from './payment.machine.ts';
+
+type PaymentSnapshot = SnapshotFrom<typeof paymentMachine>;
+
+/** The record's status for each top-level state of the payment machine (spec: transaction record status). */
+const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
+  signing: 'pending',
+  broadcasting: 'pending',
+  retrying: 'pending',
+  submitted: 'submitted',
+  watching: 'failed',
+  confirmed: 'confirmed',
+  reverted: 'reverted',
+  failed: 'failed',
+};
+
+/** States in which a broadcasting request still waits: the signature and the first broadcast verdict are not in. */
+const AWAITING_VERDICT: ReadonlySet<string> = new Set(['signing', 'broadcasting']);
+
+function topState(value: StateValue): string {
+  return typeof value === 'string' ? value : (Object.keys(value)[0] ?? '');
+}
+
+/** The record status a payment snapshot describes. */
+export function paymentStatus(snap: { value: StateValue }): TransactionStatus {
+  return STATUS_OF_STATE[topState(snap.value)] ?? 'pending';
+}
+
+/** What admitting a payment is given: who asks, with which wallet, on which chain, to sign what. */
+export interface PaymentAdmission {
+  /** The API key that asked: its endpoint hears the payment's events. */
+  apiKeyId: string | null;
+  wallet: Pick<WalletRow, 'id' | 'projectId' | 'address' | 'userIdentifier'>;
+  chain: Pick<PaymentChain, 'family' | 'key' | 'environment'>;
+  /** The chain as the family names it (EVM chain id, Solana network). */
+  chainRef: string;
+  intentKind: IntentKind;
+  /**
+   * What is signed: a transfer the chain built, signed with the nonce its record allocates (the node's pending nonce,
+   * or past the highest nonce a settled record of the wallet used, whichever is higher); or a payload as given, with
+   * the nonce it fixed.
+   */
+  signs:
+    | { kind: 'transfer'; unsigned: UnsignedPayment; pendingNonce: number | null }
+    | { kind: 'given'; payload: PaymentPayload; nonce: number | null; recentBlockhash: string | null };
+  /** What the record shows of the payment (null where it does not apply). */
+  record: { to: string | null; value: string | null; tokenAddress: string | null };
+}
+
+/** A payment as its caller sees it: the committed state, with its record's status. */
+export interface PaymentView extends ActorView<PaymentContext> {
+  recordStatus: TransactionStatus;
+  /** True while the signature and the first broadcast verdict are not in: a broadcasting request waits for them. */
+  awaitingVerdict: boolean;
+}
+
+export type PaymentDefinition = MachineDefinition<typeof paymentMachine, PaymentAdmission, PaymentView>;
+
+/** Another payment of the wallet on the chain is unresolved: the spec's 409, nothing queued. */
+export function holdConflict(walletId: string, blocking: string | undefined): ServiceError {
+  return new ServiceError(
+    'WALLET_TRANSACTION_UNRESOLVED',
+    409,
+    'another payment of this wallet on this chain is not resolved yet; it is not queued: retry once it is',
+    { details: { walletId, ...(blocking ? { blockingTransactionId: blocking } : {}) } },
+  );
+}
+
+/** A unique violation of the hold index (one unresolved record per wallet and chain), not of another index. */
+function isHoldViolation(err: unknown): boolean {
+  return isUniqueViolation(err) && /transactions\.wallet_id, transactions\.chain_key/.test((err as Error).message);
+}
+
+/**
+ * The payment machine as the host runs it. Admission writes the record, with its nonce, in the transaction that
+ * starts the actor. Signing is at-most-once (never signed twice by accident); a broadcast resends the stored bytes
+ * and is at-least-once. Each step updates the transaction record, and the events partners hear about go into the
+ * outbox in the same transaction.
+ */
+export function createPaymentDefinition(deps: {
+  transactions: Pick<
+    TransactionsRepo,
+    'insert' | 'nextSeq' | 'holder' | 'highestSettledNonce' | 'progress' | 'release'
+  >;
+  outbox: Pick<OutboxRepo, 'append'>;
+  /** The sign effect: the wallet's key signs the payload (sign-payment.ts). */
+  sign(input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment>;
+  chain(key: string): PaymentChain | undefined;
+  /** How long after broadcast a payment is actively monitored (the spec's 30 minutes). */
+  monitorWindowMs: number;
+  now?: () => number;
+}): PaymentDefinition {
+  const now = deps.now ?? Date.now;
+  const broadcast = createBroadcastEffect({ chain: deps.chain, now });
+
+  function create(id: string, a: PaymentAdmission): PaymentInput {
+    const { wallet, chain } = a;
+    const family = paymentFamilies[chain.family];
+    const blocking = deps.transactions.holder(wallet.id, chain.key);
+    if (blocking) throw holdConflict(wallet.id, blocking);
+    let nonce: number | null = null;
+    if (a.signs.kind === 'given') nonce = a.signs.nonce;
+    else if (family.allocatesNonce) {
+      const settled = deps.transactions.highestSettledNonce(wallet.id, chain.key);
+      nonce = Math.max(a.signs.pendingNonce ?? 0, settled === null ? 0 : settled + 1);
+    }
+    const payload = a.signs.kind === 'given' ? a.signs.payload : family.transferPayload(a.signs.unsigned, nonce);
+    // Solana: until when the transaction can land (a partner's carries its blockhash; the service's, its height too).
+    const validity =
+      a.signs.kind === 'given'
+        ? { recentBlockhash: a.signs.recentBlockhash, lastValidBlockHeight: null }
+        : family.transferValidity(a.signs.unsigned);
+    const { chainId, network } = family.recordChain(a.chainRef);
+    const createdAt = new Date(now()).toISOString();
+    try {
+      deps.transactions.insert({
+        id,
+        projectId: wallet.projectId,
+        apiKeyId: a.apiKeyId,
+        walletId: wallet.id,
+        intentKind: a.intentKind,
+        type: chain.family,
+        chainKey: chain.key,
+        chainId,
+        network,
+        status: 'pending',
+        hash: null,
+        blockNumber: null,
+        blockHash: null,
+        failureStage: null,
+        failureCode: null,
+        failureMessage: null,
+        monitoring: null,
+        toAddress: a.record.to,
+        value: a.record.value,
+        tokenAddress: a.record.tokenAddress,
+        nonce,
+        recentBlockhash: validity.recentBlockhash,
+        lastValidBlockHeight: validity.lastValidBlockHeight,
+        signedTransaction: null,
+        unresolved: 1,
+        createdAt,
+        updatedAt: createdAt,
+        resolvedAt: null,
+        seq: deps.transactions.nextSeq(),
+      });
+    } catch (err) {
+      // The hold index decides between two admissions that passed the check above together.
+      if (isHoldViolation(err)) throw holdConflict(wallet.id, deps.transactions.holder(wallet.id, chain.key));
+      throw err;
+    }
+    return {
+      transactionId: id,
+      projectId: wallet.projectId,
+      apiKeyId: a.apiKeyId,
+      walletId: wallet.id,
+      walletAddress: wallet.address!,
+      userId: wallet.userIdentifier,
+      intentKind: a.intentKind,
+      family: chain.family,
+      chainKey: chain.key,
+      isDevnet: family.isDevnet(a.chainRef, chain.environment),
+      chainId,
+      network,
+      payload,
+      nonce,
+      monitorWindowMs: deps.monitorWindowMs,
+    };
+  }
+
+  function events(
+    c: PaymentContext,
+    status: TransactionStatus,
+    final: boolean,
+    previousStatus: TransactionStatus | null,
+    at: string,
+  ) {
+    const common = { projectId: c.projectId, apiKeyId: c.apiKeyId, createdAt: at };
+    const send = c.intentKind === 'transfer';
+    const sendData = {
+      userId: c.userId,
+      walletId: c.walletId,
+      txHash: c.hash,
+      type: c.family,
+      // The spec: a string on EVM, absent on Solana.
+      ...(c.chainId !== null ? { evmChainId: c.chainId } : {}),
+      isDevnet: c.isDevnet,
+    };
+    if (status === 'submitted' && previousStatus !== 'submitted' && send) {
+      deps.outbox.append({ ...common, type: 'send.broadcasted', data: { ...sendData, broadcastedAt: at } });
+    }
+    if (!final) return;
+    const rest = {
+      transactionId: c.transactionId,
+      walletId: c.walletId,
+      partnerId: c.projectId,
+      intentKind: c.intentKind,
+      type: c.family,
+    };
+    if (status === 'confirmed') {
+      deps.outbox.append({
+        ...common,
+        type: 'rest.transaction.confirmed',
+        data: { ...rest, hash: c.hash, blockNumber: c.blockNumber, blockHash: c.blockHash, resolvedAt: at },
+      });
+      if (send) deps.outbox.append({ ...common, type: 'send.confirmed', data: { ...sendData, confirmedAt: at } });
+      return;
+    }
+    deps.outbox.append({
+      ...common,
+      type: 'rest.transaction.failed',
+      data: {
+        ...rest,
+        status,
+        hash: c.hash,
+        resolvedAt: at,
+        ...(status === 'failed' && c.failure
+          ? { failureStage: c.failure.stage, failureCode: c.failure.code, failureMessage: c.failure.message }
+          : {}),
+      },
+    });
+    if (send) {
+      const error = c.failure?.message ?? (status === 'reverted' ? 'the transaction reverted on-chain' : undefined);
+      deps.outbox.append({
+        ...common,
+        type: 'send.failed',
+        data: { ...sendData, ...(error ? { error } : {}), failedAt: at },
+      });
+    }
+  }
+
+  return {
+    name: 'payment',
+    version: PAYMENT_MACHINE_VERSION,
+    machine: paymentMachine,
+    create,
+    view: (actor) => ({
+      ...actor,
+      recordStatus: paymentStatus(actor),
+      awaitingVerdict: actor.status === 'active' && AWAITING_VERDICT.has(topState(actor.value)),
+    }),
+    effects: {
+      sign: { run: (input) => deps.sign(input as Parameters<typeof deps.sign>[0]), delivery: 'at-most-once' },
+      broadcast: { run: (input) => broadcast(input as BroadcastInput), delivery: 'at-least-once' },
+    },
+    migrations: [
+      {
+        // v1 kept the nonce only inside an EVM payload's transaction; v2 has it beside the payload.
+        from: 1,
+        up(stored) {
+          const s = stored as { value: StateValue; context: Record<string, unknown> };
+          const payload = s.context['payload'] as { family?: unknown; transaction?: { nonce?: unknown } } | undefined;
+          const nonce =
+            payload?.family === 'EVM' && typeof payload.transaction?.nonce === 'number'
+              ? payload.transaction.nonce
+              : null;
+          return { value: s.value, context: { ...s.context, nonce } };
+        },
+      },
+    ],
+    persist(id: string, snap: PaymentSnapshot, previous: PaymentSnapshot | undefined) {
+      const c = snap.context;
+      const at = new Date(now()).toISOString();
+      const status = paymentStatus(snap);
+      const final = snap.status === 'done';
+      const failed = status === 'failed' && c.failure !== null;
+      // The initial state describes the row `create` just inserted: nothing to write again.
+      if (previous === undefined && status === 'pending' && c.hash === null) return;
+      deps.transactions.progress(id, {
+        status,
+        hash: c.hash,
+        blockNumber: status === 'confirmed' || status === 'reverted' ? c.blockNumber : null,
+        blockHash: status === 'confirmed' || status === 'reverted' ? c.blockHash : null,
+        failureStage: failed ? c.failure!.stage : null,
+        failureCode: failed ? c.failure!.code : null,
+        failureMessage: failed ? c.failure!.message : null,
+        monitoring: c.monitoring ? JSON.stringify(c.monitoring) : null,
+        signedTransaction: c.signedTransaction,
+        unresolved: final ? 0 : 1,
+        updatedAt: at,
+        resolvedAt: final ? at : null,
+      });
+      const wasFinal = previous?.status === 'done';
+      if (!wasFinal) events(c, status, final, previous ? paymentStatus(previous) : null, at);
+    },
+    wakeAt(snap: PaymentSnapshot) {
+      return snap.status === 'done' ? null : snap.context.wakeAt;
+    },
+    abandon(id: string) {
+      // The operator's release: the hold ends; the payment's outcome is not established by it.
+      deps.transactions.release(id, new Date(now()).toISOString());
+    },
+  };
+}

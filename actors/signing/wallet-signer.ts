@@ -1,0 +1,110 @@
+/**
+ * A wallet's key as everything that signs with it sees it: the signing routes and the payment actor's sign effect.
+ * It refuses a wallet that may not sign over REST now (claimed, not ready, a pre-generated one without its user
+ * share) and asks the enclave, which combines the shares, signs and verifies its own signature; nothing here holds
+ * key material.
+ */
+import { ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
+import type { Ed25519Signature, Secp256k1Signature } from '../../chains/signing-types.ts';
+import type { SigningWallet, WalletKey } from '../../chains/wallet-family.ts';
+import type { EnclaveClient } from '../../enclave/client.ts';
+import type { WalletRow, WalletsRepo } from '../../store/wallets-repo.ts';
+
+function fromHex(hex: string): Uint8Array {
+  return Buffer.from(hex, 'hex');
+}
+
+export function createWalletSigner(deps: { wallets: Pick<WalletsRepo, 'get'>; enclave: Pick<EnclaveClient, 'sign'> }) {
+  const { wallets, enclave } = deps;
+
+  /** The wallet if it may sign over REST now (whatever the operation); otherwise the answer explaining why not. */
+  function walletThatSigns(projectId: string, walletId: string): WalletRow {
+    const wallet = wallets.get(projectId, walletId);
+    if (!wallet) throw walletNotFound();
+    if (wallet.claimedAt) {
+      throw new ServiceError(
+        'WALLET_CLAIMED',
+        403,
+        'the wallet has been claimed by its user: REST signing is refused, sign through a user session',
+        { details: { walletId } },
+      );
+    }
+    if (wallet.status !== 'ready' || !wallet.publicKey) {
+      throw new ServiceError('WALLET_NOT_READY', 400, 'the wallet is still being created; retry shortly', {
+        details: { walletId },
+      });
+    }
+    if (wallet.custody === 'pregen' && !wallet.shareMigratedAt) {
+      throw new ServiceError(
+        'WALLET_SHARE_NOT_MIGRATED',
+        403,
+        "this pre-generated wallet's user share is not in the service: migrate it with POST /v1/wallets/{walletId}/migrate-share before signing over REST",
+        { details: { walletId } },
+      );
+    }
+    return wallet;
+  }
+
+  async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
+    // Checked again right before the enclave: a claim committed while this signature's input was prepared (on a
+    // worker, for a large one) or its policy decided refuses the signature too.
+    walletThatSigns(wallet.projectId, wallet.id);
+    try {
+      return await enclave.sign({
+        walletId: wallet.id,
+        scheme: wallet.scheme,
+        message: Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('base64'),
+      });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SHARE_MISSING') {
+        throw new ServiceError(
+          'WALLET_SHARE_NOT_MIGRATED',
+          403,
+          "the wallet's user share is not in the service: migrate it before signing over REST",
+          { details: { walletId: wallet.id } },
+        );
+      }
+      throw err;
+    }
+  }
+
+  async function signSecp256k1(wallet: WalletRow, digest: Uint8Array): Promise<Secp256k1Signature> {
+    const { signature, recovery } = await enclaveSign(wallet, digest);
+    if (recovery !== 0 && recovery !== 1)
+      throw new Error('the enclave answered a secp256k1 signature without recovery');
+    return { rs: fromHex(signature), recovery };
+  }
+
+  async function signEd25519(wallet: WalletRow, message: Uint8Array): Promise<Ed25519Signature> {
+    return fromHex((await enclaveSign(wallet, message)).signature);
+  }
+
+  /** What an adapter sees of the wallet while it prepares a signature. */
+  function signingWallet(wallet: WalletRow): SigningWallet {
+    return { address: wallet.address!, publicKey: fromHex(wallet.publicKey!) };
+  }
+
+  /**
+   * Keys already built, by wallet row: the store caches rows and replaces a row object whenever the wallet changes,
+   * so an entry never outlives the row it was built from (and goes with it).
+   */
+  const keys = new WeakMap<WalletRow, WalletKey>();
+
+  /** The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature. */
+  function keyOf(wallet: WalletRow): WalletKey {
+    let key = keys.get(wallet);
+    if (!key) {
+      key = {
+        ...signingWallet(wallet),
+        signSecp256k1: (digest) => signSecp256k1(wallet, digest),
+        signEd25519: (message) => signEd25519(wallet, message),
+      };
+      keys.set(wallet, key);
+    }
+    return key;
+  }
+
+  return { walletThatSigns, signingWallet, keyOf };
+}
+
+export type WalletSigner = ReturnType<typeof createWalletSigner>;
