@@ -14,9 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { startAnvil } from '../fixtures/anvil.ts';
 import { setBalance } from '../fixtures/evm-helpers.ts';
+import { freePort } from '../fixtures/free-port.ts';
 import { airdrop } from '../fixtures/solana-facade/facade-client.ts';
 import { startSolanaFacade } from '../fixtures/solana-facade.ts';
-import { freePort } from '../test/helpers/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
