@@ -84,6 +84,7 @@ function describeWebhook(w: Record<string, unknown>): string {
     `api key      ${w['apiKeyId']}`,
     `url          ${w['url']}`,
     `events       ${(w['events'] as string[]).join(', ') || 'none'}`,
+    ...((w['warnings'] as Array<{ message: string }> | undefined) ?? []).map((x) => `warning      ${x.message}`),
     `enabled      ${w['enabled'] ? 'yes' : 'no: deliveries are stopped'}`,
     `format       ${w['signatureFormat']}`,
     `state        ${w['state']}` +

@@ -804,8 +804,7 @@ describe('/admin/v1 routes', () => {
         itemMaxLength: 64,
         bad: [
           ['wallet.deleted'],
-          ['user.created'],
-          ['user.external_wallet_verified'],
+          ['user.deleted'],
           ['WALLET.CREATED'],
           ['wallet.created\u0000'],
           ['*'],
