@@ -175,6 +175,12 @@ export async function startApi(
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
+  const webhooks = createWebhookService({
+    store,
+    engine: webhookEngine,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
+  });
   const deps: AppDeps = {
     config,
     adminToken: token,
@@ -190,14 +196,9 @@ export async function startApi(
       monitorWindowMs: config.monitorWindowMs,
     }),
     migration: createShareMigrationService({ store, enclave }),
-    admin: createAdminService({ store, authenticator, enclave }),
+    admin: createAdminService({ store, authenticator, enclave, webhooks }),
     actors: createActorsAdmin({ host, store: store.actors }),
-    webhooks: createWebhookService({
-      store,
-      engine: webhookEngine,
-      allowPrivateTargets: config.webhookAllowPrivateTargets,
-      ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
-    }),
+    webhooks,
     ready: async () => {
       let enclaveOk = false;
       try {

@@ -57,6 +57,9 @@ export const WebhookEndpoint = Type.Object({
   updatedAt: Type.String(),
 });
 
+/** The endpoint as read back: the same fields without any secret (the serializer writes only what is listed). */
+export const WebhookView = Type.Omit(WebhookEndpoint, ['secret']);
+
 export const RotatedWebhookSecret = Type.Object({
   secret: Type.String({ description: 'Shown once.' }),
   previousSecretExpiresAt: Type.String({ format: 'date-time' }),

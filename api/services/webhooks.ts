@@ -198,6 +198,12 @@ export function createWebhookService(deps: {
       return describe(endpointOf(keyId));
     },
 
+    /** What `get` answers for a key of a live project, or null when it has no endpoint (for the operator's lists). */
+    summaryOf(keyId: string) {
+      const cfg = store.webhooks.get(keyId);
+      return cfg ? describe(cfg) : null;
+    },
+
     /** A new secret; the current one keeps signing (as a second signature) for PREVIOUS_SECRET_VALID_MS. */
     async rotateSecret(keyId: string) {
       endpointOf(keyId);

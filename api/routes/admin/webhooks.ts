@@ -12,6 +12,7 @@ import {
   RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookTestAccepted,
+  WebhookView,
 } from '../../schemas/webhooks.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 
@@ -57,7 +58,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
           'The endpoint of the key: URL, events, switch and signature format; `healthy` or `failing` with the next probe; counts of pending, delivered and dead deliveries. Never the secret.',
         params: KeyIdParams,
         response: {
-          200: ok(WebhookEndpoint, 'The endpoint.'),
+          200: ok(WebhookView, 'The endpoint (never its secret).'),
           ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED'),
         },
       },
