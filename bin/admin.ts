@@ -40,7 +40,9 @@ ${ENCLAVE_PIN_USAGE}
                                                 create or change the key's HTTPS endpoint; the whsec_ secret is
                                                 printed once, when this creates it; --events is needed then and
                                                 kept when left out later; --disabled stops deliveries and keeps
-                                                the configuration; without it the endpoint is enabled
+                                                the configuration; without it the endpoint is enabled; a type
+                                                this service never sends (user.created, …) is kept and printed
+                                                as a warning
   show-webhook KEY_ID                           the endpoint, its state and delivery counts (never its secret)
   delete-webhook KEY_ID                         remove the endpoint, its secrets and its deliveries
   rotate-webhook-secret KEY_ID                  a new secret, printed once; the old one also signs for 24 hours
