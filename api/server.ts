@@ -176,6 +176,12 @@ export async function startApi(
   const { token, source } = resolveAdminToken(config.dataDir, config.adminToken);
   const authenticator = createAuthenticator(store);
   metrics.watchChainPoolQueue(() => chainPool.queueSize);
+  const webhooks = createWebhookService({
+    store,
+    engine: webhookEngine,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
+  });
   const deps: AppDeps = {
     config,
     adminToken: token,
@@ -185,14 +191,9 @@ export async function startApi(
     signing,
     payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
     migration: createShareMigrationService({ store, enclave }),
-    admin: createAdminService({ store, authenticator, enclave }),
+    admin: createAdminService({ store, authenticator, enclave, webhooks }),
     actors: createActorsAdmin({ host, store: store.actors }),
-    webhooks: createWebhookService({
-      store,
-      engine: webhookEngine,
-      allowPrivateTargets: config.webhookAllowPrivateTargets,
-      ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
-    }),
+    webhooks,
     ready: async () => {
       let enclaveOk = false;
       try {

@@ -16,8 +16,11 @@ verbs:
                                                 create a project (free plan unless --plan) and a development key;
                                                 print both, with the key's requests per minute
   create-project --name NAME [--plan PLAN] [--rate-limit N]
+  list-projects                                 every project: plan, requests/min, allowlist, keys, deleted or live
   delete-project PROJECT_ID                     its keys stop working; its wallets stay
   create-key PROJECT_ID [--environment development|production]
+  list-keys PROJECT_ID                          the project's API keys: environment, created, rotated, webhook
+                                                (enabled, healthy or failing, URL, events); never a secret
   rotate-key KEY_ID                             the old secret is refused at once
   set-ip-allowlist PROJECT_ID [CIDR ...]        no CIDR lifts the restriction
   claim-wallet WALLET_ID [--user-id ID]         mark a wallet claimed: REST signing refuses it from then on
@@ -37,7 +40,9 @@ ${ENCLAVE_PIN_USAGE}
                                                 create or change the key's HTTPS endpoint; the whsec_ secret is
                                                 printed once, when this creates it; --events is needed then and
                                                 kept when left out later; --disabled stops deliveries and keeps
-                                                the configuration; without it the endpoint is enabled
+                                                the configuration; without it the endpoint is enabled; a type
+                                                this service never sends (user.created, …) is kept and printed
+                                                as a warning
   show-webhook KEY_ID                           the endpoint, its state and delivery counts (never its secret)
   delete-webhook KEY_ID                         remove the endpoint, its secrets and its deliveries
   rotate-webhook-secret KEY_ID                  a new secret, printed once; the old one also signs for 24 hours
@@ -84,6 +89,7 @@ function describeWebhook(w: Record<string, unknown>): string {
     `api key      ${w['apiKeyId']}`,
     `url          ${w['url']}`,
     `events       ${(w['events'] as string[]).join(', ') || 'none'}`,
+    ...((w['warnings'] as Array<{ message: string }> | undefined) ?? []).map((x) => `warning      ${x.message}`),
     `enabled      ${w['enabled'] ? 'yes' : 'no: deliveries are stopped'}`,
     `format       ${w['signatureFormat']}`,
     `state        ${w['state']}` +
@@ -165,6 +171,19 @@ async function main(): Promise<void> {
   const publicBase = localUrl(process.env['HOST'], process.env['PORT'] || '8080');
   const token = adminToken();
 
+  /** Every row of an admin list, following its cursor page after page (100 a page). */
+  async function all(route: string, q = new URLSearchParams()): Promise<Array<Record<string, unknown>>> {
+    q.set('limit', '100');
+    const rows: Array<Record<string, unknown>> = [];
+    for (;;) {
+      const page = await call('GET', `${route}?${q}`);
+      rows.push(...(page['data'] as Array<Record<string, unknown>>));
+      const { cursor } = page['pagination'] as { cursor: string | null };
+      if (!cursor) return rows;
+      q.set('cursor', cursor);
+    }
+  }
+
   async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
     let res: Response;
     try {
@@ -227,6 +246,57 @@ async function main(): Promise<void> {
       print(p, `project ${p['id']} (${p['name']}, plan ${p['plan']}, ${p['rateLimitPerMinute']} requests/min)`);
       break;
     }
+    case 'list-projects': {
+      const rows = await all('/projects');
+      print(
+        rows,
+        rows.length === 0
+          ? 'no projects'
+          : table(
+              ['PROJECT', 'NAME', 'PLAN', 'REQ/MIN', 'KEYS', 'ALLOWLIST', 'CREATED', 'STATE'],
+              rows.map((p) => [
+                String(p['id']),
+                String(p['name']),
+                String(p['plan']),
+                String(p['rateLimitPerMinute']),
+                String(p['apiKeyCount']),
+                (p['ipAllowlist'] as string[]).join(',') || 'any',
+                String(p['createdAt']),
+                p['deletedAt'] ? `deleted ${p['deletedAt']}` : 'live',
+              ]),
+            ),
+      );
+      break;
+    }
+    case 'list-keys': {
+      const projectId = need(args[0], 'PROJECT_ID');
+      const rows = await all(`/projects/${encodeURIComponent(projectId)}/api-keys`);
+      const hook = (w: Record<string, unknown> | null) =>
+        w === null
+          ? ['none', '-', '-', '-']
+          : [
+              w['enabled'] ? 'enabled' : 'disabled',
+              String(w['state']),
+              String(w['url']),
+              (w['events'] as string[]).join(','),
+            ];
+      print(
+        rows,
+        rows.length === 0
+          ? `project ${projectId} has no API keys`
+          : table(
+              ['KEY', 'ENVIRONMENT', 'CREATED', 'ROTATED', 'WEBHOOK', 'STATE', 'URL', 'EVENTS'],
+              rows.map((k) => [
+                String(k['id']),
+                String(k['environment']),
+                String(k['createdAt']),
+                k['rotatedAt'] ? String(k['rotatedAt']) : 'never',
+                ...hook(k['webhook'] as Record<string, unknown> | null),
+              ]),
+            ),
+      );
+      break;
+    }
     case 'delete-project': {
       const id = need(args[0], 'PROJECT_ID');
       await call('DELETE', `/projects/${encodeURIComponent(id)}`);
@@ -280,18 +350,11 @@ async function main(): Promise<void> {
       break;
     }
     case 'list-actors': {
-      const q = new URLSearchParams({ limit: '100' });
+      const q = new URLSearchParams();
       if (values.machine) q.set('machine', values.machine);
       if (values.state) q.set('state', values.state);
       if (values.faulted) q.set('faulted', 'true');
-      const rows: Array<Record<string, unknown>> = [];
-      for (let page = await call('GET', `/actors?${q}`); ; ) {
-        rows.push(...(page['data'] as Array<Record<string, unknown>>));
-        const { cursor } = page['pagination'] as { cursor: string | null };
-        if (!cursor) break;
-        q.set('cursor', cursor);
-        page = await call('GET', `/actors?${q}`);
-      }
+      const rows = await all('/actors', q);
       print(
         rows,
         rows.length === 0

@@ -3,7 +3,8 @@
  * minute. Starts anvil (an EVM chain, id 31337, a block a second) and the Solana façade over LiteSVM (as
  * SOLANA_DEVNET), writes a CHAINS_FILE for them, starts the service (`main.ts`, supervisor, enclave and API) on a
  * fresh data directory, creates a project, a development API key, an EVM and a Solana wallet, funds both, and
- * prints the requests to try. Ctrl-C stops everything it started. Local chains only: never a real network.
+ * prints the requests to try, how to reach the admin API and CLI, and how to point a webhook at a receiver on this
+ * machine. Ctrl-C stops everything it started. Local chains only: never a real network.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { startAnvil } from '../fixtures/anvil.ts';
 import { setBalance } from '../fixtures/evm-helpers.ts';
+import { freePort } from '../fixtures/free-port.ts';
 import { airdrop } from '../fixtures/solana-facade/facade-client.ts';
 import { startSolanaFacade } from '../fixtures/solana-facade.ts';
-import { freePort } from '../test/helpers/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -75,6 +76,8 @@ async function main(): Promise<void> {
       CHAINS_FILE: chainsFile,
       CHAIN_POLL_INTERVAL_MS: '500',
       LOG_LEVEL: 'warn',
+      // A webhook receiver on this machine (loopback) is what a demo has; the service refuses one by default.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -116,10 +119,13 @@ async function main(): Promise<void> {
   await airdrop(new Connection(solana.rpcUrl, 'confirmed'), new PublicKey(sol['address']!), 5_000_000_000);
 
   const k = key['secretKey']!;
+  const hookUrl = 'https://localhost:9443/hooks';
+  const hookBody = JSON.stringify({ url: hookUrl, events: ['wallet.created', 'rest.transaction.confirmed'] });
   console.log(`
 The service is up on ${url} with two local chains (EVM chain 31337 on anvil, SOLANA_DEVNET on the LiteSVM façade).
-Admin token: ${adminToken} (admin API on ${adminUrl})
-API key (development): ${k}
+Project ${project.id} (${project.name}, plan ${project.plan}, ${project.rateLimitPerMinute} requests a minute per key)
+API key ${key.id} (development), secret: ${k}
+Admin API ${adminUrl}, token: ${adminToken} (given to the service as ADMIN_TOKEN: no token file is written)
 EVM wallet ${evm.id} (${evm.address}) holds 10 ETH; Solana wallet ${sol.id} (${sol.address}) holds 5 SOL.
 
 Send 0.001 ETH, then follow the record to "confirmed" (a block a second, final two blocks later):
@@ -131,6 +137,22 @@ Send 0.01 SOL on the devnet façade:
   curl -s -X POST ${url}/v1/wallets/${sol.id}/transfer -H 'x-api-key: ${k}' -H 'content-type: application/json' \\
     -d '{"to":"${Keypair.generate().publicKey.toBase58()}","value":"10000000","network":"SOLANA_DEVNET"}'
   curl -s ${url}/v1/wallets/${sol.id}/transactions -H 'x-api-key: ${k}'
+
+The operator CLI, from another terminal in this directory (it reads the admin port and token from these):
+  export ADMIN_PORT=${adminPort} ADMIN_TOKEN=${adminToken}
+  npm run admin -- list-projects
+  npm run admin -- list-keys ${project.id}
+
+Webhooks: the URL must be HTTPS (HTTP is refused). This demo runs the service with WEBHOOK_ALLOW_PRIVATE_TARGETS=1,
+so a receiver on this machine is allowed (by default loopback and private addresses are refused); the service must
+trust the receiver's certificate: start the demo with NODE_EXTRA_CA_CERTS=<its CA or self-signed certificate file>.
+With a receiver on ${hookUrl}:
+  npm run admin -- set-webhook ${key.id} ${hookUrl} --events wallet.created,rest.transaction.confirmed
+  npm run admin -- test-webhook ${key.id}
+or with curl:
+  curl -s -X PUT ${adminUrl}/admin/v1/api-keys/${key.id}/webhook -H 'authorization: Bearer ${adminToken}' \\
+    -H 'content-type: application/json' -d '${hookBody}'
+The first answer shows the whsec_ signing secret, once (README "Webhooks": verifying a delivery).
 
 API reference: ${url}/docs. Ctrl-C stops the service and both chains (the data directory is removed).
 `);

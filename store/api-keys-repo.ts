@@ -1,8 +1,14 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db.ts';
 import { apiKeys, projects } from './schema.ts';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/** A key as the operator's list reads it: never its secret hash. */
+export type ListedApiKey = Omit<ApiKeyRow, 'secretHash'> & { seq: number };
+
+/** The table's rowid: insertion order, so a page boundary stays put while keys are created. */
+const seq = sql<number>`${apiKeys}.rowid`;
 
 /** What authentication needs to know about a key: the key and its live project. */
 export interface KeyPrincipal {
@@ -57,6 +63,23 @@ export function createApiKeysRepo(db: Db) {
         .innerJoin(projects, eq(projects.id, apiKeys.projectId))
         .where(and(eq(apiKeys.id, id), isNull(projects.deletedAt)))
         .get();
+    },
+    /** The keys of a project, oldest first, from after position `after`; the secret hashes are not read. */
+    listByProject(projectId: string, opts: { after?: number; limit: number }): ListedApiKey[] {
+      return db
+        .select({
+          id: apiKeys.id,
+          projectId: apiKeys.projectId,
+          environment: apiKeys.environment,
+          createdAt: apiKeys.createdAt,
+          rotatedAt: apiKeys.rotatedAt,
+          seq,
+        })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.projectId, projectId), gt(seq, opts.after ?? 0)))
+        .orderBy(seq)
+        .limit(opts.limit)
+        .all();
     },
     /** Replaces the secret hash; the old secret stops matching at once. */
     rotate(id: string, secretHash: string, at: string): boolean {

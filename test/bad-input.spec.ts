@@ -804,8 +804,7 @@ describe('/admin/v1 routes', () => {
         itemMaxLength: 64,
         bad: [
           ['wallet.deleted'],
-          ['user.created'],
-          ['user.external_wallet_verified'],
+          ['user.deleted'],
           ['WALLET.CREATED'],
           ['wallet.created\u0000'],
           ['*'],
@@ -903,6 +902,76 @@ describe('/admin/v1 routes', () => {
         headers: adminAuth(),
         status: 404,
         code: 'WEBHOOK_NOT_CONFIGURED',
+      },
+    ];
+    await assertAllRefused(t, cases, 40);
+  });
+
+  test('GET /admin/v1/projects and …/{projectId}/api-keys: bad queries, cursors and ids are refused', async (t) => {
+    await control('GET', '/admin/v1/projects?limit=1', adminAuth());
+    await control('GET', `/admin/v1/projects/${target.projectId}/api-keys?limit=1`, adminAuth());
+    const b64 = (x: string) => Buffer.from(x).toString('base64url');
+    const queries: Array<[string, string]> = [
+      ['limit 0', 'limit=0'],
+      ['limit 101', 'limit=101'],
+      ['limit not a number', 'limit=abc'],
+      ['limit negative', 'limit=-1'],
+      ['cursor not issued by the service', 'cursor=not-a-cursor'],
+      ['empty cursor', 'cursor='],
+      ['cursor of another list', `cursor=${b64('w:1')}`],
+      ['cursor with 16 digits', `cursor=${b64('p:1234567890123456')}`],
+      ['unknown parameter', 'plan=free'],
+      ['repeated limit', 'limit=1&limit=2'],
+    ];
+    const keys = `/admin/v1/projects/${target.projectId}/api-keys`;
+    const cases: BadCase[] = [
+      ...queries.map(
+        ([name, q]): BadCase => ({
+          name: `projects: ${name}`,
+          method: 'GET',
+          path: `/admin/v1/projects?${q}`,
+          headers: adminAuth(),
+          status: 400,
+        }),
+      ),
+      ...[
+        ['deleted not a boolean', 'deleted=yes'],
+        ['deleted upper case', 'deleted=TRUE'],
+      ].map(
+        ([name, q]): BadCase => ({
+          name: `projects: ${name}`,
+          method: 'GET',
+          path: `/admin/v1/projects?${q}`,
+          headers: adminAuth(),
+          status: 400,
+          code: 'INVALID_REQUEST',
+        }),
+      ),
+      ...queries.map(
+        ([name, q]): BadCase => ({
+          name: `keys: ${name}`,
+          method: 'GET',
+          path: `${keys}?${q.replace(b64('p:1234567890123456'), b64('k:1234567890123456')).replace('plan=free', 'environment=production')}`,
+          headers: adminAuth(),
+          status: 400,
+        }),
+      ),
+      {
+        name: "keys: the projects list's cursor",
+        method: 'GET',
+        path: `${keys}?cursor=${b64('p:1')}`,
+        headers: adminAuth(),
+        status: 400,
+        code: 'INVALID_CURSOR',
+      },
+      ...idCases('GET', '/admin/v1/projects/{id}/api-keys', adminAuth()),
+      {
+        name: 'keys of a deleted project',
+        method: 'GET',
+        path: `/admin/v1/projects/${deleted.projectId}/api-keys`,
+        headers: adminAuth(),
+        status: 404,
+        code: 'PROJECT_NOT_FOUND',
       },
     ];
     await assertAllRefused(t, cases, 40);
@@ -1067,12 +1136,14 @@ test('unknown routes and unknown methods on known paths answer a 4xx envelope', 
     ['OPTIONS', '/v1/wallets', v1],
     ['TRACE', '/v1/wallets', v1],
     ['PROPFIND', '/v1/wallets', v1],
-    ['GET', '/admin/v1/projects', admin],
+    ['POST', `/admin/v1/projects/${target.projectId}`, admin],
     ['PUT', '/admin/v1/projects', admin],
     ['GET', `/admin/v1/projects/${target.projectId}`, admin],
     ['PATCH', `/admin/v1/projects/${target.projectId}`, admin],
-    ['GET', `/admin/v1/projects/${target.projectId}/api-keys`, admin],
+    ['PUT', `/admin/v1/projects/${target.projectId}/api-keys`, admin],
     ['DELETE', `/admin/v1/projects/${target.projectId}/api-keys`, admin],
+    ['GET', '/admin/v1/api-keys', admin],
+    ['GET', `/admin/v1/api-keys/${target.keyId}`, admin],
     ['GET', `/admin/v1/api-keys/${target.keyId}/rotate`, admin],
     ['DELETE', `/admin/v1/api-keys/${target.keyId}`, admin],
     ['GET', `/admin/v1/projects/${target.projectId}/ip-allowlist`, admin],

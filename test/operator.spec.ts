@@ -5,7 +5,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { masterKeyId } from '../enclave/envelope.ts';
-import { createPartnerKey, freePort } from './helpers/http.ts';
+import { freePort } from '../fixtures/free-port.ts';
+import { createPartnerKey } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);

@@ -18,7 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { verifyMessage } from 'viem';
-import { createPartnerKey, freePort } from './helpers/http.ts';
+import { freePort } from '../fixtures/free-port.ts';
+import { createPartnerKey } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const isRoot = process.getuid?.() === 0;

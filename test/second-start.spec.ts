@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { defaultSocketPath } from '../enclave/socket-path.ts';
-import { freePort } from './helpers/http.ts';
+import { freePort } from '../fixtures/free-port.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);

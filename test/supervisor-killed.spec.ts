@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { freePort } from './helpers/http.ts';
+import { freePort } from '../fixtures/free-port.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
 const run = promisify(execFile);

@@ -41,6 +41,51 @@ describe('the CLI webhook verbs', () => {
       })
     ).stdout;
 
+  test('set-webhook with every spec type prints one warning per type never sent; with sent types only, none', async () => {
+    const p = await svc.newPartner();
+    const all = [
+      'user.created',
+      'wallet.created',
+      'transaction.signed',
+      'send.broadcasted',
+      'send.confirmed',
+      'send.failed',
+      'rest.transaction.confirmed',
+      'rest.transaction.failed',
+      'wallet.pregen_claimed',
+      'user.external_wallet_verified',
+      'test.ping',
+    ];
+    const set = await cli('set-webhook', p.keyId, receiver.url, '--events', all.join(','));
+    assert.match(set, new RegExp(`^events\\s+${all.join(', ').replaceAll('.', '\\.')}$`, 'm'));
+    const warnings = set.split('\n').filter((l) => l.startsWith('warning'));
+    assert.deepEqual(
+      warnings.map(
+        (l) => /^warning\s+(\S+) is accepted but this service never sends it: .*no user system/.exec(l)?.[1],
+      ),
+      ['user.created', 'user.external_wallet_verified'],
+      set,
+    );
+    assert.match(set, /^secret\s+whsec_/m, 'the configuration was created');
+    assert.equal((await cli('show-webhook', p.keyId)).split('\n').filter((l) => l.startsWith('warning')).length, 2);
+    const json = JSON.parse(await cli('set-webhook', p.keyId, receiver.url, '--events', all.join(','), '--json'));
+    assert.deepEqual(
+      json.warnings.map((w: { event: string }) => w.event),
+      ['user.created', 'user.external_wallet_verified'],
+    );
+
+    const sent = await cli('set-webhook', p.keyId, receiver.url, '--events', 'wallet.created,test.ping');
+    assert.doesNotMatch(sent, /^warning/m, sent);
+    await assert.rejects(
+      cli('set-webhook', p.keyId, receiver.url, '--events', 'wallet.created,user.deleted'),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /400 INVALID_REQUEST: unknown event type "user\.deleted"; allowed: .*user\.created/);
+        return true;
+      },
+    );
+  });
+
   test('set, show, test, list, redeliver, disable, delete', async () => {
     const key = partner.keyId;
     const set = await cli('set-webhook', key, receiver.url, '--events', 'wallet.created, send.confirmed');

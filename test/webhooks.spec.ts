@@ -9,6 +9,21 @@ import { verifySpecSignature } from './helpers/webhook-verify.ts';
 
 const verifySpec = verifySpecSignature;
 
+/** Every event type the spec's Events table names, in its order. */
+const SPEC_EVENTS = [
+  'user.created',
+  'wallet.created',
+  'transaction.signed',
+  'send.broadcasted',
+  'send.confirmed',
+  'send.failed',
+  'rest.transaction.confirmed',
+  'rest.transaction.failed',
+  'wallet.pregen_claimed',
+  'user.external_wallet_verified',
+  'test.ping',
+];
+
 let svc: TestService;
 let receiver: WebhookReceiver;
 let partner: Partner;
@@ -84,7 +99,7 @@ describe('configuration', () => {
     assert.equal(again.body.signatureFormat, 'standard-webhooks');
   });
 
-  test('refused: HTTP, credentials, no events while enabled, unknown and unsent types, unknown key', async () => {
+  test('refused: HTTP, credentials, no events while enabled, unknown types, unknown key', async () => {
     const cases: Array<[unknown, number, string, RegExp]> = [
       [{ url: 'http://example.com/hook', events: ['wallet.created'] }, 400, 'INVALID_REQUEST', /HTTPS/],
       [{ url: 'https://u:p@example.com/hook', events: ['wallet.created'] }, 400, 'INVALID_REQUEST', /credentials/],
@@ -92,7 +107,6 @@ describe('configuration', () => {
       [{ url: hookPath('x'), events: [] }, 400, 'INVALID_REQUEST', /at least one event/],
       [{ url: hookPath('x') }, 400, 'INVALID_REQUEST', /events is required when the endpoint is created/],
       [{ url: hookPath('x'), events: ['wallet.deleted'] }, 400, 'INVALID_REQUEST', /unknown event type/],
-      [{ url: hookPath('x'), events: ['user.created'] }, 400, 'INVALID_REQUEST', /no user system/],
       [{ url: hookPath('x'), events: ['wallet.created'], signatureFormat: 'hmac' }, 400, 'INVALID_REQUEST', /./],
       [{ url: hookPath('x'), events: 'wallet.created' }, 400, 'INVALID_REQUEST', /./],
       [{ url: hookPath('x'), events: ['wallet.created'], extra: 1 }, 400, 'INVALID_REQUEST', /./],
@@ -116,6 +130,87 @@ describe('configuration', () => {
     assert.equal(
       (await svc.admin('POST', `/api-keys/${partner.keyId}/webhook/test`)).body.code,
       'WEBHOOK_NOT_CONFIGURED',
+    );
+  });
+
+  test('every event type of the spec is accepted; the two never sent are stored and named in warnings', async () => {
+    const p = await svc.newPartner();
+    const put = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
+      url: hookPath('all-events'),
+      events: SPEC_EVENTS,
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.deepEqual(put.body.events, SPEC_EVENTS, 'stored as given');
+    assert.deepEqual(
+      put.body.warnings.map((w: { code: string; event: string }) => [w.code, w.event]),
+      [
+        ['EVENT_NEVER_SENT', 'user.created'],
+        ['EVENT_NEVER_SENT', 'user.external_wallet_verified'],
+      ],
+    );
+    for (const w of put.body.warnings) {
+      assert.ok(w.message.startsWith(`${w.event} is accepted but this service never sends it: `), w.message);
+      assert.match(w.message, /no user system/);
+    }
+    const read = await svc.admin('GET', `/api-keys/${p.keyId}/webhook`);
+    assert.deepEqual(read.body.events, SPEC_EVENTS, 'GET shows the selection as stored');
+    assert.deepEqual(read.body.warnings, put.body.warnings);
+
+    // Only sent types: the answer has no warnings (an empty array, always present).
+    const sent = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
+      url: hookPath('all-events'),
+      events: ['wallet.created', 'test.ping'],
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    assert.deepEqual(sent.body.warnings, []);
+    // Only an unsent type while enabled is still a selection: accepted, with its warning.
+    const only = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
+      url: hookPath('all-events'),
+      events: ['user.created', 'user.created'],
+    });
+    assert.equal(only.status, 200, JSON.stringify(only.body));
+    assert.deepEqual(only.body.events, ['user.created']);
+    assert.deepEqual(
+      only.body.warnings.map((w: { event: string }) => w.event),
+      ['user.created'],
+    );
+
+    // Any other name is still refused, naming the field and the allowed types; the stored selection is unchanged.
+    const bad = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
+      url: hookPath('all-events'),
+      events: ['wallet.created', 'user.deleted'],
+    });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.equal(bad.body.code, 'INVALID_REQUEST');
+    assert.equal(bad.body.field, 'body.events');
+    assert.match(bad.body.message, /unknown event type "user\.deleted"; allowed: /);
+    for (const e of SPEC_EVENTS) assert.ok(bad.body.message.includes(e), `${e} is listed: ${bad.body.message}`);
+    assert.deepEqual((await svc.admin('GET', `/api-keys/${p.keyId}/webhook`)).body.events, ['user.created']);
+  });
+
+  test('with every spec type selected, test.ping and real events are delivered, and nothing of the unsent types', async () => {
+    const p = await svc.newPartner();
+    const { body: cfg } = await svc.admin('PUT', `/api-keys/${p.keyId}/webhook`, {
+      url: hookPath('all-delivered'),
+      events: SPEC_EVENTS,
+    });
+    const ping = await svc.admin('POST', `/api-keys/${p.keyId}/webhook/test`);
+    assert.equal(ping.status, 202);
+    const w = await svc.v1(p.secret, 'POST', '/wallets', {
+      type: 'EVM',
+      userIdentifier: 'all-events',
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(w.status, 201);
+    const got = await waitOn('all-delivered', 2, 'the test.ping and wallet.created');
+    const types = got.map((d) => JSON.parse(d.rawBody).type as string);
+    assert.deepEqual([...types].sort(), ['test.ping', 'wallet.created']);
+    for (const d of got) assert.equal(verifySpec(d, cfg.secret), true);
+    const rows = await svc.admin('GET', `/api-keys/${p.keyId}/webhook/deliveries?limit=100`);
+    assert.deepEqual(
+      rows.body.data.map((d: { type: string }) => d.type).sort(),
+      ['test.ping', 'wallet.created'],
+      'no delivery of user.created or user.external_wallet_verified was ever queued',
     );
   });
 

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { KEY_ENVIRONMENTS, PLANS } from '../../chains/domain/projects.ts';
-import { StringEnum, TEXT_PATTERN } from './common.ts';
+import { LIMIT_PATTERN, Paginated, StringEnum, TEXT_PATTERN } from './common.ts';
 import { Wallet } from './wallets.ts';
+import { WebhookView } from './webhooks.ts';
 
 export const PlanSchema = StringEnum(PLANS);
 export const EnvironmentSchema = StringEnum(KEY_ENVIRONMENTS);
@@ -23,6 +24,33 @@ export const Project = Type.Object({
   rateLimitPerMinute: Type.Integer(),
   createdAt: Type.String(),
 });
+export const ListProjectsQuery = Type.Object(
+  {
+    deleted: Type.Optional(
+      StringEnum(['true', 'false'], {
+        description: 'Only deleted projects (true) or only live ones (false); default both.',
+      }),
+    ),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
+  },
+  { additionalProperties: false },
+);
+export const ListedProject = Type.Object({
+  ...Project.properties,
+  rateLimitPerMinute: Type.Integer({ description: "Requests a minute per key: the plan's, or the project's own." }),
+  ipAllowlist: Type.Array(Type.String(), { description: 'CIDRs its keys may call from; empty: any address.' }),
+  apiKeyCount: Type.Integer({ description: 'Its API keys (they stop working when it is deleted).' }),
+  deletedAt: Type.Union([Type.String(), Type.Null()], { description: 'When it was deleted; null while it is live.' }),
+});
+export const ProjectList = Paginated(ListedProject);
+export const ListApiKeysQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    limit: Type.Optional(Type.String({ pattern: LIMIT_PATTERN, description: 'Page size 1-100; default 20.' })),
+  },
+  { additionalProperties: false },
+);
 export const ProjectIdParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 128 }) });
 export const KeyIdParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 128 }) });
 export const CreateApiKeyBody = Type.Object({ environment: EnvironmentSchema }, { additionalProperties: false });
@@ -33,6 +61,20 @@ export const ApiKey = Type.Object({
   secretKey: Type.String({ description: 'Shown once.' }),
   createdAt: Type.String(),
 });
+export const ListedApiKey = Type.Object({
+  id: Type.String(),
+  projectId: Type.String(),
+  environment: EnvironmentSchema,
+  createdAt: Type.String(),
+  rotatedAt: Type.Union([Type.String(), Type.Null()], {
+    description: 'When its secret was last rotated; null if never.',
+  }),
+  webhook: Type.Union([WebhookView, Type.Null()], {
+    description:
+      'Its webhook endpoint as GET /admin/v1/api-keys/{keyId}/webhook shows it (URL, events, enabled, healthy or failing, delivery counts; never a secret); null when none is configured.',
+  }),
+});
+export const ApiKeyList = Paginated(ListedApiKey);
 export const RotatedKey = Type.Object({ id: Type.String(), secretKey: Type.String({ description: 'Shown once.' }) });
 export const IpAllowlistBody = Type.Object(
   {

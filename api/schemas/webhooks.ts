@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES, SIGNATURE_FORMATS } from '../../chains/domain/events.ts';
+import { EVENT_TYPES, SIGNATURE_FORMATS, UNSENT_EVENT_TYPES } from '../../chains/domain/events.ts';
 import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
 
 const SignatureFormatSchema = StringEnum(SIGNATURE_FORMATS, {
@@ -13,7 +13,7 @@ export const PutWebhookBody = Type.Object(
     events: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         maxItems: 32,
-        description: `Event types to deliver; at least one while enabled; required at creation, unchanged when left out later. Known: ${EVENT_TYPES.join(', ')}.`,
+        description: `Event types to deliver; at least one while enabled; required at creation, unchanged when left out later. Sent: ${EVENT_TYPES.join(', ')}. Accepted and stored but never sent (answered with a warning): ${UNSENT_EVENT_TYPES.join(', ')}. Any other type is a 400.`,
       }),
     ),
     enabled: Type.Optional(Type.Boolean({ description: 'Default true at creation; unchanged when left out later.' })),
@@ -24,10 +24,23 @@ export const PutWebhookBody = Type.Object(
 
 const DeliveryCounts = Type.Object({ pending: Type.Integer(), delivered: Type.Integer(), dead: Type.Integer() });
 
+export const EventWarning = Type.Object(
+  {
+    code: Type.Literal('EVENT_NEVER_SENT'),
+    event: StringEnum(UNSENT_EVENT_TYPES, { description: 'The selected event type.' }),
+    message: Type.String({ description: 'Why this service never sends it.' }),
+  },
+  { description: 'A selected event type that is stored but never sent.' },
+);
+
 export const WebhookEndpoint = Type.Object({
   apiKeyId: Type.String(),
   url: Type.String(),
-  events: Type.Array(Type.String()),
+  events: Type.Array(Type.String(), { description: 'The selection as stored (as given, without duplicates).' }),
+  warnings: Type.Array(EventWarning, {
+    description:
+      'One entry per selected event type this service never sends (user.created, user.external_wallet_verified: it has no user system); always present, empty when every selected type is sent.',
+  }),
   enabled: Type.Boolean(),
   signatureFormat: SignatureFormatSchema,
   secret: Type.Optional(Type.String({ description: 'Only in the answer that created the endpoint.' })),
@@ -43,6 +56,9 @@ export const WebhookEndpoint = Type.Object({
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
+
+/** The endpoint as read back: the same fields without any secret (the serializer writes only what is listed). */
+export const WebhookView = Type.Omit(WebhookEndpoint, ['secret']);
 
 export const RotatedWebhookSecret = Type.Object({
   secret: Type.String({ description: 'Shown once.' }),

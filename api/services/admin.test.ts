@@ -8,6 +8,7 @@ import { createStore, type Store } from '../../store/index.ts';
 import { createWriter } from '../../store/writer.ts';
 import { createAuthenticator } from '../plugins/auth.ts';
 import { createAdminService } from './admin.ts';
+import type { WebhookService } from './webhooks.ts';
 
 // The writer can commit a batch and still reject it (STORE_SYNC_FAILED: the fsync after COMMIT failed).
 // The change is then in the database: the authenticator must not keep answering from what it cached.
@@ -44,6 +45,9 @@ function codeOf(fn: () => unknown): string {
   }
 }
 
+/** The lists are not exercised here: no key has a webhook endpoint. */
+const noWebhooks = { summaryOf: () => null } satisfies Pick<WebhookService, 'summaryOf'>;
+
 /** The master-key verbs are not exercised here. */
 const unusedEnclave = {
   masterKeyStatus: () => Promise.reject(new Error('unused')),
@@ -53,7 +57,7 @@ const unusedEnclave = {
 describe('admin changes clear the auth cache even when the sync after COMMIT fails', () => {
   async function partner() {
     const authenticator = createAuthenticator(store);
-    const admin = createAdminService({ store, authenticator, enclave: unusedEnclave });
+    const admin = createAdminService({ store, authenticator, enclave: unusedEnclave, webhooks: noWebhooks });
     const project = await admin.createProject({ name: 'p', plan: 'growth' });
     const key = await admin.createApiKey(project.id, 'production');
     // Authenticated once: the key is now in the authenticator's cache.

@@ -5,12 +5,36 @@ import type { KeyEnvironment } from '../../chains/domain/projects.ts';
 import { PLAN_LIMITS } from '../../chains/domain/projects.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
 import type { Store } from '../../store/index.ts';
-import type { Plan } from '../../store/projects-repo.ts';
+import type { Plan, ProjectRow } from '../../store/projects-repo.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { type Authenticator, hashSecret } from '../plugins/auth.ts';
 import { createMasterKeyService } from './master-key.ts';
+import type { WebhookService } from './webhooks.ts';
 
 const projectNotFound = () => new ServiceError('PROJECT_NOT_FOUND', 404, 'project not found');
 const keyNotFound = () => new ServiceError('API_KEY_NOT_FOUND', 404, 'API key not found');
+
+/** Page size of the operator's lists when the query names none. */
+const DEFAULT_PAGE = 20;
+
+/** A project as the admin API answers it: the plan's fixed limit, or the project's own figure. */
+const projectView = (row: ProjectRow) => ({
+  id: row.id,
+  name: row.name,
+  plan: row.plan,
+  rateLimitPerMinute: PLAN_LIMITS[row.plan] ?? row.rateLimitPerMinute!,
+  createdAt: row.createdAt,
+});
+
+/** One page of a list read one row past `limit`, so `hasMore` needs no count. */
+function page<T extends { seq: number }, V>(rows: T[], limit: number, kind: string, view: (row: T) => V) {
+  const hasMore = rows.length > limit;
+  const shown = rows.slice(0, limit);
+  return {
+    data: shown.map(view),
+    pagination: { cursor: hasMore ? encodeCursor(kind, shown[shown.length - 1]!.seq) : null, hasMore, limit },
+  };
+}
 
 /** A new secret: a readable prefix naming the environment, then 32 random bytes. Shown once. */
 function newSecret(environment: KeyEnvironment): string {
@@ -56,6 +80,8 @@ export function normalizeCidr(entry: string): string {
 export function createAdminService(deps: {
   store: Pick<Store, 'projects' | 'apiKeys' | 'writer'>;
   authenticator: Pick<Authenticator, 'invalidate'>;
+  /** The webhook state each key of a list shows. */
+  webhooks: Pick<WebhookService, 'summaryOf'>;
   enclave: Pick<EnclaveClient, 'masterKeyStatus' | 'rotateMasterKey'>;
   now?: () => number;
 }) {
@@ -104,13 +130,44 @@ export function createAdminService(deps: {
           createdAt: iso(),
         }),
       );
-      return {
+      return projectView(row);
+    },
+
+    /** Every project, deleted ones too unless `deleted` says which, oldest first: one page. */
+    listProjects(q: { deleted?: boolean; cursor?: string; limit?: number }) {
+      const limit = q.limit ?? DEFAULT_PAGE;
+      const rows = store.projects.list({
+        limit: limit + 1,
+        ...(q.deleted === undefined ? {} : { deleted: q.deleted }),
+        ...(q.cursor === undefined ? {} : { after: decodeCursor('p', q.cursor) }),
+      });
+      return page(rows, limit, 'p', (row) => ({
+        ...projectView(row),
+        ipAllowlist: JSON.parse(row.ipAllowlist) as string[],
+        apiKeyCount: row.apiKeyCount,
+        deletedAt: row.deletedAt,
+      }));
+    },
+
+    /**
+     * The keys of a live project, oldest first, each with its webhook endpoint's state: one page. Never a secret:
+     * the repository does not read the hashes, and the endpoint is described as `GET …/webhook` describes it.
+     */
+    listApiKeys(projectId: string, q: { cursor?: string; limit?: number }) {
+      if (!store.projects.get(projectId)) throw projectNotFound();
+      const limit = q.limit ?? DEFAULT_PAGE;
+      const rows = store.apiKeys.listByProject(projectId, {
+        limit: limit + 1,
+        ...(q.cursor === undefined ? {} : { after: decodeCursor('k', q.cursor) }),
+      });
+      return page(rows, limit, 'k', (row) => ({
         id: row.id,
-        name: row.name,
-        plan: row.plan,
-        rateLimitPerMinute: fixed ?? row.rateLimitPerMinute!,
+        projectId: row.projectId,
+        environment: row.environment,
         createdAt: row.createdAt,
-      };
+        rotatedAt: row.rotatedAt,
+        webhook: deps.webhooks.summaryOf(row.id),
+      }));
     },
 
     async deleteProject(projectId: string): Promise<void> {

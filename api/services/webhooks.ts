@@ -1,5 +1,11 @@
 import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
-import { EVENT_TYPES, type EventType, type SignatureFormat, UNSENT_EVENT_TYPES } from '../../chains/domain/events.ts';
+import {
+  type SignatureFormat,
+  SPEC_EVENT_TYPES,
+  UNSENT_EVENT_REASONS,
+  UNSENT_EVENT_TYPES,
+  type UnsentEventType,
+} from '../../chains/domain/events.ts';
 import type { Store } from '../../store/index.ts';
 import type { DeliveryRow, DeliveryStatus, WebhookEndpointRow } from '../../store/webhooks-repo.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
@@ -52,20 +58,41 @@ async function checkUrl(raw: string, allowPrivate: boolean, resolveAll?: Resolve
   return url.toString();
 }
 
-function checkEvents(events: string[], enabled: boolean): EventType[] {
-  const known = new Set<string>(EVENT_TYPES);
+/** A selected event type this service never sends: the selection is kept, the answer says so. */
+export interface EventWarning {
+  code: 'EVENT_NEVER_SENT';
+  event: UnsentEventType;
+  message: string;
+}
+
+const isUnsent = (e: string): e is UnsentEventType => (UNSENT_EVENT_TYPES as readonly string[]).includes(e);
+
+/** One warning per selected type that is never sent, in the order of the selection. */
+export function eventWarnings(events: readonly string[]): EventWarning[] {
+  return events.filter(isUnsent).map((event) => ({
+    code: 'EVENT_NEVER_SENT' as const,
+    event,
+    message: `${event} is accepted but this service never sends it: ${UNSENT_EVENT_REASONS[event]}.`,
+  }));
+}
+
+/**
+ * The selection as it will be stored (duplicates dropped, order kept). Every type the spec names is accepted, so a
+ * configuration written for the spec is taken as it is; anything else is a 400 naming the field and the allowed types.
+ */
+function checkEvents(events: string[], enabled: boolean): string[] {
+  const allowed = new Set<string>(SPEC_EVENT_TYPES);
   for (const e of events) {
-    if ((UNSENT_EVENT_TYPES as readonly string[]).includes(e)) {
-      throw invalidRequest(`${e} is never sent: this service has no user system`, { field: 'body.events' });
-    }
-    if (!known.has(e)) {
-      throw invalidRequest(`unknown event type "${e}"; known: ${EVENT_TYPES.join(', ')}`, { field: 'body.events' });
+    if (!allowed.has(e)) {
+      throw invalidRequest(`unknown event type "${e}"; allowed: ${SPEC_EVENT_TYPES.join(', ')}`, {
+        field: 'body.events',
+      });
     }
   }
   if (enabled && events.length === 0) {
     throw invalidRequest('an enabled webhook needs at least one event type', { field: 'body.events' });
   }
-  return [...new Set(events)] as EventType[];
+  return [...new Set(events)];
 }
 
 /** The operator's webhook verbs (admin API and CLI): configure, rotate, test, delete, deliveries, redeliver. */
@@ -100,6 +127,7 @@ export function createWebhookService(deps: {
       apiKeyId: cfg.apiKeyId,
       url: cfg.url,
       events: cfg.events,
+      warnings: eventWarnings(cfg.events),
       enabled: cfg.enabled,
       signatureFormat: cfg.signatureFormat,
       ...(secret === undefined ? {} : { secret }),
@@ -168,6 +196,12 @@ export function createWebhookService(deps: {
 
     get(keyId: string) {
       return describe(endpointOf(keyId));
+    },
+
+    /** What `get` answers for a key of a live project, or null when it has no endpoint (for the operator's lists). */
+    summaryOf(keyId: string) {
+      const cfg = store.webhooks.get(keyId);
+      return cfg ? describe(cfg) : null;
     },
 
     /** A new secret; the current one keeps signing (as a second signature) for PREVIOUS_SECRET_VALID_MS. */

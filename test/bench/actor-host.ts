@@ -19,9 +19,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { createActorHost } from '../../actors/host.ts';
+import { freePort } from '../../fixtures/free-port.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { counterDefinition } from '../helpers/actor-machines.ts';
-import { freePort } from '../helpers/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ONLY = (process.env['BENCH_ONLY'] ?? 'waiting,wakes,deliver').split(',');

@@ -1,17 +1,3 @@
-import net from 'node:net';
-
-/** A TCP port that was free on loopback a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
 /**
  * Creates a project and an API key through the admin API of a running service; returns the key's secret.
  * `admin` is the admin listener's base URL (`http://127.0.0.1:<ADMIN_PORT>`), or anything carrying it as

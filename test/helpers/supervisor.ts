@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort } from './http.ts';
+import { freePort } from '../../fixtures/free-port.ts';
 import { ROOT } from './service.ts';
 
 /** The whole appliance as `npm start` runs it, from source, for tests that kill its processes. */

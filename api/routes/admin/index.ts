@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   ApiKey,
+  ApiKeyList,
   ClaimedWallet,
   ClaimWalletBody,
   CreateApiKeyBody,
@@ -9,10 +10,13 @@ import {
   IpAllowlist,
   IpAllowlistBody,
   KeyIdParams,
+  ListApiKeysQuery,
+  ListProjectsQuery,
   MasterKeyStatus,
   PregeneratedWallet,
   Project,
   ProjectIdParams,
+  ProjectList,
   RotatedKey,
   RotateMasterKeyBody,
 } from '../../schemas/admin.ts';
@@ -52,6 +56,55 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req, reply) => reply.code(201).send(await admin.createProject(req.body)),
+  );
+
+  app.get(
+    '/projects',
+    {
+      schema: {
+        ...common,
+        operationId: 'listProjects',
+        summary: 'List projects: plans, rate limits, allowlists, key counts, deleted or live',
+        description:
+          'Every project, oldest first, deleted ones too unless `deleted` filters them, in the list envelope: id, name, plan, requests a minute per key, IP allowlist, number of API keys, created and deleted times.',
+        querystring: ListProjectsQuery,
+        response: { 200: ok(ProjectList, 'A page of projects.'), ...adminErrors('INVALID_CURSOR') },
+      },
+    },
+    async (req) => {
+      const { deleted, cursor, limit } = req.query;
+      return admin.listProjects({
+        ...(deleted === undefined ? {} : { deleted: deleted === 'true' }),
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+      });
+    },
+  );
+
+  app.get(
+    '/projects/:projectId/api-keys',
+    {
+      schema: {
+        ...common,
+        operationId: 'listApiKeys',
+        summary: "List a project's API keys with their rotation and webhook state (never a secret)",
+        description:
+          'The keys of a live project, oldest first, in the list envelope: id, environment, created and last rotated times, and the webhook endpoint as GET /admin/v1/api-keys/{keyId}/webhook shows it (null when none). Never a key secret, its hash or a webhook secret.',
+        params: ProjectIdParams,
+        querystring: ListApiKeysQuery,
+        response: {
+          200: ok(ApiKeyList, 'A page of API keys.'),
+          ...adminErrors('PROJECT_NOT_FOUND', 'INVALID_CURSOR'),
+        },
+      },
+    },
+    async (req) => {
+      const { cursor, limit } = req.query;
+      return admin.listApiKeys(req.params.projectId, {
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+      });
+    },
   );
 
   app.delete(

@@ -12,6 +12,7 @@ import {
   RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookTestAccepted,
+  WebhookView,
 } from '../../schemas/webhooks.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 
@@ -30,11 +31,14 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
         operationId: 'setWebhook',
         summary: "Create or replace an API key's webhook endpoint",
         description:
-          'HTTPS only; at least one event type while enabled; unknown types refused. The `whsec_` secret is in the answer only when this call created the endpoint. `enabled: false` keeps the configuration and stops deliveries. Targets that resolve to loopback, private, link-local or metadata addresses answer 400 WEBHOOK_TARGET_NOT_ALLOWED unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.',
+          'HTTPS only; at least one event type while enabled. Every event type of the spec is accepted and stored as given; `user.created` and `user.external_wallet_verified`, which this service never sends (it has no user system), are each named in `warnings` (`{code: EVENT_NEVER_SENT, event, message}`); any other type answers 400 naming `body.events` and the allowed types. The `whsec_` secret is in the answer only when this call created the endpoint. `enabled: false` keeps the configuration and stops deliveries. Targets that resolve to loopback, private, link-local or metadata addresses answer 400 WEBHOOK_TARGET_NOT_ALLOWED unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.',
         params: KeyIdParams,
         body: PutWebhookBody,
         response: {
-          200: ok(WebhookEndpoint, 'The endpoint; `secret` only when this call created it.'),
+          200: ok(
+            WebhookEndpoint,
+            'The endpoint as stored; `secret` only when this call created it; `warnings` names selected types that are never sent.',
+          ),
           ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_TARGET_NOT_ALLOWED'),
         },
       },
@@ -54,7 +58,7 @@ export const webhookAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSe
           'The endpoint of the key: URL, events, switch and signature format; `healthy` or `failing` with the next probe; counts of pending, delivered and dead deliveries. Never the secret.',
         params: KeyIdParams,
         response: {
-          200: ok(WebhookEndpoint, 'The endpoint.'),
+          200: ok(WebhookView, 'The endpoint (never its secret).'),
           ...adminErrors('API_KEY_NOT_FOUND', 'WEBHOOK_NOT_CONFIGURED'),
         },
       },
