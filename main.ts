@@ -23,8 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { childEnv, SECRETS } from './bin/supervisor/child-env.ts';
 import { DataDirError, prepareDataDir } from './bin/supervisor/data-dir.ts';
 import { type OsUser, OsUserError, resolveOsUser } from './bin/supervisor/os-user.ts';
-import { readSecret, SecretSourceError } from './enclave/secret-source.ts';
-import { defaultSocketPath } from './enclave/socket-path.ts';
+import { defaultSocketPath, readSecret, SecretSourceError } from './enclave/public.ts';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 /** From source (`node --import tsx main.ts`) the children run as TypeScript; from dist/ as the built bundles. */

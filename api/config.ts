@@ -1,8 +1,7 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { InternalError } from '../chains/domain/errors.ts';
-import { resolveUid } from '../enclave/socket-check.ts';
-import { defaultSocketPath } from '../enclave/socket-path.ts';
+import { defaultSocketPath, resolveUid } from '../enclave/public.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
 
 /** The service's configuration, read once from the environment at boot. */

@@ -25,7 +25,7 @@ import {
 import path from 'node:path';
 import { InternalError } from '../chains/domain/errors.ts';
 import type { EnclaveIdentity, EnclaveIdentityPolicy } from '../enclave/client.ts';
-import { isFingerprint } from '../enclave/identity.ts';
+import { isFingerprint } from '../enclave/public.ts';
 
 export const PIN_FILE = 'enclave-pin.json';
 

@@ -7,7 +7,7 @@
  * It is removed from `process.env` before anything else starts, so no worker thread inherits it.
  */
 import { ActorVersionError } from '../actors/errors.ts';
-import { readSecret, SecretSourceError } from '../enclave/secret-source.ts';
+import { readSecret, SecretSourceError } from '../enclave/public.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';
 import { startApi } from './server.ts';

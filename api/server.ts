@@ -10,7 +10,7 @@ import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet/wallet-definition.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
-import { socketOwners } from '../enclave/socket-check.ts';
+import { socketOwners } from '../enclave/public.ts';
 import { createStore } from '../store/index.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { type AppDeps, buildAdminApp, buildApp } from './app.ts';

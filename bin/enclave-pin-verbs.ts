@@ -7,8 +7,7 @@ import { statSync } from 'node:fs';
 import { type Config, loadConfig } from '../api/config.ts';
 import { type EnclavePin, PinFileError, pinPath, readPin, writePin } from '../api/enclave-pin.ts';
 import { type EnclaveIdentity, probeEnclaveIdentity } from '../enclave/client.ts';
-import { isFingerprint } from '../enclave/identity.ts';
-import { socketOwners } from '../enclave/socket-check.ts';
+import { isFingerprint, socketOwners } from '../enclave/public.ts';
 
 export const ENCLAVE_PIN_USAGE = `  enclave-identity                              the pinned enclave fingerprint and the one the enclave proves now
   pin-enclave FINGERPRINT                       re-pin after a deliberate enclave move: FINGERPRINT must be what the

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SOLANA_NETWORKS } from '../../chains/domain/payments.ts';
 import { TYPED_DATA_LIMITS } from '../../chains/evm/typed-data-limits.ts';
-import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
+import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/public.ts';
 import { StringEnum, WalletTypeSchema } from './common.ts';
 
 /** Longest base64 transaction the route reads (Sui transaction data may reach 128 KiB). */

@@ -4,7 +4,7 @@
  * See enclave/key-rotation.ts for the states and README "Rotating the master key" for the procedure.
  */
 import type { EnclaveClient } from '../../enclave/client.ts';
-import type { EnclaveOps } from '../../enclave/protocol.ts';
+import type { EnclaveOps } from '../../enclave/public.ts';
 
 export type MasterKeyStatus = EnclaveOps['masterKeyStatus']['result'];
 

@@ -6,7 +6,7 @@
 
 import { ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
 import type { EnclaveClient } from '../../enclave/client.ts';
-import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../enclave/protocol.ts';
+import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../enclave/public.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import { toWalletView, type WalletView } from './wallets.ts';

@@ -28,7 +28,7 @@ import type {
   SigningOperation,
   TransactionRequest,
 } from '../../chains/wallet-family.ts';
-import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/protocol.ts';
+import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/public.ts';
 import type { Store } from '../../store/index.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';

@@ -17,8 +17,7 @@
 import { chmodSync, chownSync, lchownSync, lstatSync, mkdirSync, readdirSync, type Stats, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InternalError } from '../../chains/domain/errors.ts';
-import { octalMode } from '../../enclave/private-file.ts';
-import { SOCKET_DIR_NAME } from '../../enclave/socket-path.ts';
+import { octalMode, SOCKET_DIR_NAME } from '../../enclave/public.ts';
 import type { OsUser } from './os-user.ts';
 
 /** The data directory cannot be prepared for two users; the message says why and what to change. */

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../../enclave/protocol.ts';
+import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../../enclave/public.ts';
 import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
 import { partnerErrors } from '../../schemas/errors.ts';
 import { EnclavePublicKey, MigrateShareBody } from '../../schemas/signing.ts';
