@@ -6,7 +6,7 @@
  * keeps it out of `/proc/<pid>/environ`) or the systemd credential `admin-token`; else `$DATA_DIR/admin-token`.
  * It is removed from `process.env` before anything else starts, so no worker thread inherits it.
  */
-import { ActorVersionError } from '../actors/errors.ts';
+import { ActorVersionError } from '../actors/host/errors.ts';
 import { readSecret, SecretSourceError } from '../enclave/public.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';

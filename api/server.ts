@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { type AnyMachineDefinition, createActorHost } from '../actors/host.ts';
+import { createActorHost } from '../actors/host/host.ts';
+import type { AnyMachineDefinition } from '../actors/host/types.ts';
 import { type ChainPoller, createChainPoller } from '../actors/payment/chain-poller.ts';
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';

@@ -1,5 +1,5 @@
 /**
- * Writes the README's generated tables: the error catalogue (api/error-catalogue.ts) between `<!-- errors:begin -->`
+ * Writes the README's generated tables: the error catalogue (chains/domain/error-catalogue.ts) between `<!-- errors:begin -->`
  * and `<!-- errors:end -->`, and the partner routes (from the public OpenAPI document) between
  * `<!-- routes:begin -->` and `<!-- routes:end -->`: `npm run docs:errors`. api/error-catalogue.test.ts fails while
  * either differs.

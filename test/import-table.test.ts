@@ -149,7 +149,7 @@ test('the check names the file and the arrow of an import the table refuses', ()
     'api/server.ts': ['../enclave/key-store.ts', '../enclave/client.ts'],
     'chains/evm/evm-chain.ts': ['../../store/db.ts'],
     'bin/demo.ts': ['../test/helpers/service.ts'],
-    'enclave/sign.ts': ['../actors/host.ts'],
+    'enclave/sign.ts': ['../actors/host/host.ts'],
   });
   const found = violations(
     ['store/outbox-repo.ts', 'api/server.ts', 'chains/evm/evm-chain.ts', 'bin/demo.ts', 'enclave/sign.ts'],
@@ -160,6 +160,6 @@ test('the check names the file and the arrow of an import the table refuses', ()
     "api/server.ts: imports '../enclave/key-store.ts' (enclave/), which api/ may not: api/ reaches the enclave only through enclave/client and enclave/public",
     "chains/evm/evm-chain.ts: imports '../../store/db.ts' (store/), which chains/ may not: chains/ is the bottom layer: only itself and the domain",
     "bin/demo.ts: imports '../test/helpers/service.ts' (test/), which bin/ may not: the entries and tools wire every part; no production file imports test/",
-    "enclave/sign.ts: imports '../actors/host.ts' (actors/), which enclave/ may not: the enclave imports nothing of api/, actors/ or store/",
+    "enclave/sign.ts: imports '../actors/host/host.ts' (actors/), which enclave/ may not: the enclave imports nothing of api/, actors/ or store/",
   ]);
 });

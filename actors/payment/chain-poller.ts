@@ -1,6 +1,6 @@
 import type { Observation, PaymentChain } from '../../chains/payment-chain.ts';
 import type { TransactionsRepo } from '../../store/transactions-repo.ts';
-import type { ActorHost } from '../host.ts';
+import type { ActorHost } from '../host/host.ts';
 
 /** One polling round, for metrics and benchmarks. */
 export interface PollRound {

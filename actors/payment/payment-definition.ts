@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../../store/errors.ts';
 import type { OutboxRepo } from '../../store/outbox-repo.ts';
 import type { TransactionsRepo } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
-import type { ActorView, MachineDefinition } from '../host.ts';
+import type { ActorView, MachineDefinition } from '../host/types.ts';
 import { createBroadcastEffect } from './broadcast-payment.ts';
 import {
   type BroadcastInput,

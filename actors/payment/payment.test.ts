@@ -22,7 +22,7 @@ import {
 } from '../../chains/payment-chain.ts';
 import type { SolanaPaymentPayload } from '../../chains/solana/solana-payments.ts';
 import { createStore, type Store } from '../../store/index.ts';
-import { createActorHost } from '../host.ts';
+import { createActorHost } from '../host/host.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentPayload, SignedPayment } from './payment.machine.ts';
 

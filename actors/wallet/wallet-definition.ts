@@ -1,7 +1,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { UserIdentifierType } from '../../chains/domain/wallets.ts';
 import type { Store } from '../../store/index.ts';
-import type { ActorView, MachineDefinition } from '../host.ts';
+import type { ActorView, MachineDefinition } from '../host/types.ts';
 import {
   type KeyMaterial,
   WALLET_MACHINE_VERSION,

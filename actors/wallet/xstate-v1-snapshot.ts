@@ -1,4 +1,4 @@
-import type { LegacyEffect, StoredState } from '../host.ts';
+import type { LegacyEffect, StoredState } from '../host/types.ts';
 
 /**
  * Reads a row the first actor host stored (version 1 of every machine): XState's own persisted snapshot,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { ActorHostError } from '../../actors/errors.ts';
+import { ActorHostError } from '../../actors/host/errors.ts';
 import { CodedError, ServiceError } from '../../chains/domain/errors.ts';
 import { EnclaveClientError } from '../../enclave/client.ts';
 import { StoreError } from '../../store/errors.ts';

@@ -1,4 +1,4 @@
-import type { ActorHost } from '../../actors/host.ts';
+import type { ActorHost } from '../../actors/host/host.ts';
 import { ServiceError } from '../../chains/domain/errors.ts';
 import type { ActorStore, StoredActor } from '../../store/actor-store.ts';
 

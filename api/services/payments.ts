@@ -7,7 +7,7 @@
  * final status. The request waits for the broadcast's verdict and answers from the actor's view.
  */
 import { randomUUID } from 'node:crypto';
-import type { ActorHost } from '../../actors/host.ts';
+import type { ActorHost } from '../../actors/host/host.ts';
 import {
   holdConflict,
   type PaymentAdmission,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ActorFaultedError } from '../../actors/errors.ts';
-import type { ActorHost } from '../../actors/host.ts';
+import { ActorFaultedError } from '../../actors/host/errors.ts';
+import type { ActorHost } from '../../actors/host/host.ts';
 import type { UserShareHandoff } from '../../actors/wallet/user-share-handoff.ts';
 import type { WalletCreation, WalletDefinition } from '../../actors/wallet/wallet-definition.ts';
 import { isValidCosmosPrefix } from '../../chains/cosmos/validate-prefix.ts';

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { createActorHost } from '../../actors/host.ts';
+import { createActorHost } from '../../actors/host/host.ts';
 import { freePort } from '../../fixtures/free-port.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { counterDefinition } from '../helpers/actor-machines.ts';

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import Database from 'better-sqlite3';
-import { createActorHost } from '../../actors/host.ts';
+import { createActorHost } from '../../actors/host/host.ts';
 import { createStore } from '../../store/index.ts';
 import { counterDefinition } from './actor-machines.ts';
 

@@ -4,7 +4,7 @@
  * factory whose effects the test provides.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import type { EffectSpec, MachineDefinition } from '../../actors/host.ts';
+import type { EffectSpec, MachineDefinition } from '../../actors/host/types.ts';
 
 export interface CounterContext {
   /** Ids of the ADD events applied, in order. */

@@ -5,18 +5,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { initialTransition, transition } from 'xstate';
-import { createStore, type Store } from '../store/index.ts';
-import { boom, type CounterContext, counterDefinition } from '../test/helpers/actor-machines.ts';
-import {
-  type ActorHost,
-  type ActorView,
-  type AnyMachineDefinition,
-  type Clock,
-  createActorHost,
-  type HostOptions,
-} from './host.ts';
-import { type KeyMaterial, type WalletInput, walletMachine } from './wallet/wallet.machine.ts';
-import { createWalletDefinition } from './wallet/wallet-definition.ts';
+import { createStore, type Store } from '../../store/index.ts';
+import { boom, type CounterContext, counterDefinition } from '../../test/helpers/actor-machines.ts';
+import { type KeyMaterial, type WalletInput, walletMachine } from '../wallet/wallet.machine.ts';
+import { createWalletDefinition } from '../wallet/wallet-definition.ts';
+import { type ActorHost, createActorHost } from './host.ts';
+import type { ActorView, AnyMachineDefinition, Clock, HostOptions } from './types.ts';
 
 function tempStore(): { store: Store; file: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-host-'));
@@ -395,9 +389,11 @@ test('migration: committed v1 wallet rows (XState format) are migrated when load
   });
   const fixtures = [
     ...JSON.parse(
-      fs.readFileSync(path.join(import.meta.dirname, '../fixtures/actors/wallet-v1-creating.json'), 'utf8'),
+      fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/actors/wallet-v1-creating.json'), 'utf8'),
     ),
-    ...JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/actors/wallet-v1-ready.json'), 'utf8')),
+    ...JSON.parse(
+      fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/actors/wallet-v1-ready.json'), 'utf8'),
+    ),
   ] as Array<Record<string, unknown>>;
   const insert = store.sqlite.prepare(
     `insert into actor_snapshots (actor_id, machine, machine_version, snapshot, done, wake_at, updated_at)
@@ -642,4 +638,24 @@ test('start recovers actors with effects under way in pages, below the live boun
   assert.equal(reopened.actors.counts().faulted, 0);
   await host.stop();
   reopened.close();
+});
+
+test('spawn and waitFor are typed by the definition: its admission in, its view out (typecheck holds the negative cases)', async () => {
+  const { store } = tempStore();
+  const counter = counterDefinition();
+  const host = hostOn(store, { definitions: [counter] });
+  // The counter's admission is its input; a wrong one does not compile (never called: the types are the check).
+  // @ts-expect-error wakeAt is a number
+  const wrongAdmission = () => host.spawn(counter, 'typed-0', { wakeAt: 'soon' });
+  assert.equal(typeof wrongAdmission, 'function');
+  await host.spawn(counter, 'typed-1', { wakeAt: Date.now() + 60_000 });
+  // The view's context is the machine's, without a cast.
+  const v = await host.waitFor(counter, 'typed-1', (x) => x.context.wakeAt !== null);
+  assert.equal(v.value, 'sleeping');
+  // @ts-expect-error the counter's context has no such field
+  assert.equal(v.context.address, undefined);
+  // A definition the host was not created with is refused, even under a registered name.
+  await assert.rejects(host.spawn(counterDefinition(), 'typed-2', {}), /not one this host was created with/);
+  await host.stop();
+  store.close();
 });

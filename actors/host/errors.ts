@@ -1,4 +1,4 @@
-import { CodedError, InternalError } from '../chains/domain/errors.ts';
+import { CodedError, InternalError } from '../../chains/domain/errors.ts';
 
 /**
  * Errors of the actor host; the API's error handler answers them in the service's envelope (a transient 503
