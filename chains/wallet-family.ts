@@ -101,6 +101,16 @@ export interface WalletFamily<Steps extends PoolSteps = Record<never, PoolStep>>
   /** sign-raw: signs exactly `data`, no prefix and no hashing, and encodes the signature. */
   signRaw(data: Uint8Array, key: WalletKey): Promise<string>;
   /**
+   * The `sign-transaction` body this type takes, for the types that support it: `transaction` as an object (EVM) or a
+   * base64 string; whether it takes `network` (SOLANA); whether `networkPassphrase` is required (STELLAR), ignored
+   * (SUI, as the spec says) or refused. A field another type uses is refused rather than ignored.
+   */
+  readonly transactionFields?: {
+    transaction: 'object' | 'base64';
+    network: boolean;
+    networkPassphrase: 'required' | 'ignored' | 'refused';
+  };
+  /**
    * sign-transaction, for the types that support it. A `ChainInputError` names the body field at fault (its `field`
    * is a path inside the request body).
    */

@@ -27,6 +27,7 @@ import type {
   SignedTransaction,
   SigningOperation,
   TransactionRequest,
+  WalletFamily,
 } from '../../chains/wallet-family.ts';
 import { MAX_SIGN_MESSAGE_BYTES } from '../../enclave/public.ts';
 import type { Store } from '../../store/index.ts';
@@ -341,14 +342,24 @@ function unsupportedMessage(operation: SigningOperation, type: WalletType): stri
   return `${operation} is not available for ${type} wallets (supported: ${supported})`;
 }
 
+/** The types whose `sign-transaction` takes a field in the given way, for the refusal's message. */
+function typesWhere(test: (f: NonNullable<WalletFamily['transactionFields']>) => boolean): string {
+  return WALLET_TYPES.filter((t) => {
+    const f = (walletFamilies[t] as WalletFamily).transactionFields;
+    return f !== undefined && test(f);
+  }).join(', ');
+}
+
 /**
- * The `sign-transaction` fields each type takes, for signing and for broadcast alike: a field another type uses is
- * refused rather than ignored.
+ * The `sign-transaction` fields each type takes (its adapter's `transactionFields`), for signing and for broadcast
+ * alike: a field another type uses is refused rather than ignored.
  */
 export function checkTransactionFields(type: WalletType, body: SignTransactionRequest): void {
-  if (type === 'EVM') {
+  const fields = (walletFamilies[type] as WalletFamily).transactionFields;
+  if (!fields) throw new Error(`the ${type} adapter lists sign-transaction without its transaction fields`);
+  if (fields.transaction === 'object') {
     if (typeof body.transaction !== 'object' || body.transaction === null || Array.isArray(body.transaction)) {
-      throw invalidRequest('body.transaction must be an EVM transaction object for an EVM wallet', {
+      throw invalidRequest(`body.transaction must be an ${type} transaction object for an ${type} wallet`, {
         field: 'body.transaction',
       });
     }
@@ -357,21 +368,21 @@ export function checkTransactionFields(type: WalletType, body: SignTransactionRe
       field: 'body.transaction',
     });
   }
-  if (body.network !== undefined && type !== 'SOLANA') {
-    throw invalidRequest(`body.network applies to SOLANA wallets only, not ${type}`, { field: 'body.network' });
+  if (body.network !== undefined && !fields.network) {
+    throw invalidRequest(`body.network applies to ${typesWhere((f) => f.network)} wallets only, not ${type}`, {
+      field: 'body.network',
+    });
   }
-  if (type === 'STELLAR' && body.networkPassphrase === undefined) {
+  if (fields.networkPassphrase === 'required' && body.networkPassphrase === undefined) {
     throw invalidRequest(
-      'body.networkPassphrase is required for STELLAR: the exact passphrase the transaction was built for',
-      {
-        field: 'body.networkPassphrase',
-      },
+      `body.networkPassphrase is required for ${type}: the exact passphrase the transaction was built for`,
+      { field: 'body.networkPassphrase' },
     );
   }
-  // SUI ignores networkPassphrase (spec); EVM and SOLANA have no use for it.
-  if (body.networkPassphrase !== undefined && (type === 'EVM' || type === 'SOLANA')) {
-    throw invalidRequest(`body.networkPassphrase applies to STELLAR (ignored for SUI), not ${type}`, {
-      field: 'body.networkPassphrase',
-    });
+  if (body.networkPassphrase !== undefined && fields.networkPassphrase === 'refused') {
+    throw invalidRequest(
+      `body.networkPassphrase applies to ${typesWhere((f) => f.networkPassphrase === 'required')} (ignored for ${typesWhere((f) => f.networkPassphrase === 'ignored')}), not ${type}`,
+      { field: 'body.networkPassphrase' },
+    );
   }
 }

@@ -24,6 +24,7 @@ export const evmSigner: WalletFamily<typeof evmPoolSteps> = {
   deriveAddress: (publicKeyHex) => deriveEvmAddress(publicKeyHex),
   signMessage: async (message, key) => encodeEvmSignature(await key.signSecp256k1(hashEvmMessage(message))),
   signRaw: async (data, key) => encodeEvmSignature(await key.signSecp256k1(data)),
+  transactionFields: { transaction: 'object', network: false, networkPassphrase: 'refused' },
   async prepareTransaction(request, _wallet, steps) {
     const prepared = await steps.prepareEvmTransaction(request.transaction as EvmTransactionInput).catch((error) => {
       throw inTransaction(error);

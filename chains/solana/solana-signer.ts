@@ -19,6 +19,7 @@ export const solanaSigner: WalletFamily = {
   deriveAddress: (publicKeyHex) => deriveSolanaAddress(publicKeyHex),
   signMessage: async (message, key) => encodeEd25519Signature(await key.signEd25519(encodeUtf8(message, 'message'))),
   signRaw: async (data, key) => encodeEd25519Signature(await key.signEd25519(data)),
+  transactionFields: { transaction: 'base64', network: true, networkPassphrase: 'refused' },
   async prepareTransaction(request, wallet) {
     const prepared = prepareSolanaTransaction(request.transaction as string, wallet.address);
     return {

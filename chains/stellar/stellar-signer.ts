@@ -18,6 +18,7 @@ export const stellarSigner: WalletFamily<typeof stellarPoolSteps> = {
   deriveAddress: (publicKeyHex) => deriveStellarAddress(publicKeyHex),
   signMessage: async (message, key) => encodeEd25519Signature(await key.signEd25519(encodeUtf8(message, 'message'))),
   signRaw: async (data, key) => encodeEd25519Signature(await key.signEd25519(data)),
+  transactionFields: { transaction: 'base64', network: false, networkPassphrase: 'required' },
   async prepareTransaction(request, _wallet, steps) {
     const passphrase = request.networkPassphrase as string;
     const prepared = await steps.prepareStellarTransaction(request.transaction as string, passphrase);

@@ -20,6 +20,7 @@ export const suiSigner: WalletFamily<typeof suiPoolSteps> = {
   signMessage: async (message, key) =>
     encodeSuiSignature(await key.signEd25519(hashSuiPersonalMessage(message)), key.publicKey),
   signRaw: async (data, key) => encodeEd25519Signature(await key.signEd25519(data)),
+  transactionFields: { transaction: 'base64', network: false, networkPassphrase: 'ignored' },
   async prepareTransaction(request, _wallet, steps) {
     const transaction = request.transaction as string;
     const prepared = await steps.prepareSuiTransaction(transaction);
