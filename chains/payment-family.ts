@@ -9,6 +9,7 @@
  * throws (`ChainInputError.field`) are paths inside the request body (`chainId`, `transaction.nonce`).
  */
 import type { TSchema } from '@sinclair/typebox';
+import { ServiceError } from './domain/errors.ts';
 import type { ChainEnvironment, PaymentFamily, SolanaNetwork, TransferKind } from './domain/payments.ts';
 import type { ChainRpcError, PaymentChain, TransferIntent, UnsignedPayment } from './payment-chain.ts';
 import type { Ed25519Signature, Secp256k1Signature } from './signing-types.ts';
@@ -63,6 +64,22 @@ export interface RecordChain {
 export type PaymentSignatureRequest =
   | { curve: 'secp256k1'; message: Uint8Array; attach(signature: Secp256k1Signature): SignedPayment }
   | { curve: 'ed25519'; message: Uint8Array; attach(signature: Ed25519Signature): SignedPayment };
+
+/**
+ * Runs the attaching of a signature: whatever it throws (a signature or a transaction that does not hang together)
+ * is the spec's `signature_apply` failure, SIGNATURE_APPLY_FAILED.
+ */
+export function applySignature(attach: () => string): string {
+  try {
+    return attach();
+  } catch (err) {
+    throw new ServiceError(
+      'SIGNATURE_APPLY_FAILED',
+      500,
+      `the signature could not be applied: ${(err as Error).message}`,
+    );
+  }
+}
 
 /** The signed bytes and their hash (EVM transaction hash, Solana signature). */
 export interface SignedPayment {

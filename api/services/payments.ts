@@ -25,12 +25,11 @@ import type {
   PaymentFamily,
   SolanaNetwork,
   TransactionStatus,
-  TransferKind,
 } from '../../chains/domain/payments.ts';
 import { isPaymentFamily } from '../../chains/domain/payments.ts';
 import { ChainRpcError, type FeeEstimate, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
-import type { PaymentFamilyAdapter } from '../../chains/payment-family.ts';
+import type { PaymentFamilyAdapter, TransferRequestFields } from '../../chains/payment-family.ts';
 import type { Store } from '../../store/index.ts';
 import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
@@ -39,13 +38,8 @@ import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { Principal } from '../plugins/auth.ts';
 import { chainInput, checkTransactionFields, type SigningService } from './signing.ts';
 
-export interface TransferRequest {
-  to: string;
-  value: string;
-  chainId?: string | number;
-  network?: SolanaNetwork;
-  tokenAddress?: string;
-  kind?: TransferKind;
+/** A `transfer` (or `estimate-fee`) body: what the family reads, and the service's own options. */
+export interface TransferRequest extends TransferRequestFields {
   broadcast?: boolean;
   addressScreening?: boolean;
   autoRetry?: unknown;

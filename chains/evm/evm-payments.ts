@@ -6,7 +6,7 @@ import type { ChainEnvironment } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
 import { keccak256 } from '../keccak-256.ts';
 import type { EvmUnsignedPayment } from '../payment-chain.ts';
-import type { PaymentFamilyAdapter } from '../payment-family.ts';
+import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts';
 import type { Secp256k1Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { createEvmChain } from './evm-chain.ts';
@@ -103,16 +103,7 @@ export const evmPayments: PaymentFamilyAdapter<EvmPaymentPayload> = {
       curve: 'secp256k1',
       message: prepared.digest,
       attach(signature: Secp256k1Signature) {
-        let signedTransaction: string;
-        try {
-          signedTransaction = serializeSignedEvmTransaction(prepared, signature);
-        } catch (err) {
-          throw new ServiceError(
-            'SIGNATURE_APPLY_FAILED',
-            500,
-            `the signature could not be applied: ${(err as Error).message}`,
-          );
-        }
+        const signedTransaction = applySignature(() => serializeSignedEvmTransaction(prepared, signature));
         const signer = recoverEvmTransactionSigner(prepared.digest, signature);
         if (signer.toLowerCase() !== walletAddress.toLowerCase()) {
           throw new ServiceError('SIGNER_MISMATCH', 500, `the recovered signer ${signer} is not the wallet's address`);

@@ -3,10 +3,9 @@ import { VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
 import { ChainEnvironmentSchema, RpcUrlSchema } from '../chains-file-entry.ts';
-import { ServiceError } from '../domain/errors.ts';
 import { type ChainEnvironment, SOLANA_NETWORKS, type SolanaNetwork } from '../domain/payments.ts';
 import type { SolanaUnsignedPayment } from '../payment-chain.ts';
-import type { PaymentFamilyAdapter } from '../payment-family.ts';
+import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts';
 import type { Ed25519Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { attachSolanaSignature } from './attach-solana-signature.ts';
@@ -74,16 +73,7 @@ export const solanaPayments: PaymentFamilyAdapter<SolanaPaymentPayload> = {
       curve: 'ed25519',
       message: prepared.messageBytes,
       attach(signature: Ed25519Signature) {
-        let signedTransaction: string;
-        try {
-          signedTransaction = attachSolanaSignature(prepared, signature);
-        } catch (err) {
-          throw new ServiceError(
-            'SIGNATURE_APPLY_FAILED',
-            500,
-            `the signature could not be applied: ${(err as Error).message}`,
-          );
-        }
+        const signedTransaction = applySignature(() => attachSolanaSignature(prepared, signature));
         // A Solana transaction's id is its first signature, the fee payer's.
         const wire = Buffer.from(signedTransaction, 'base64');
         return { signedTransaction, hash: bs58.encode(wire.subarray(1, 65)) };
