@@ -49,7 +49,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 /**
  * TRUST_PROXY as Fastify takes it. A hop count becomes a function: Fastify reads a bare number as "trust
- * nothing", since a count cannot tell the proxy from a direct caller (README: running behind a proxy).
+ * nothing", since a count cannot tell the proxy from a direct caller (docs/operations.md: running behind a proxy).
  */
 function trustProxyOption(tp: TrustProxy): false | string[] | ((addr: string, hop: number) => boolean) {
   return typeof tp === 'number' ? (_addr, hop) => hop < tp : tp;

@@ -30,7 +30,7 @@ const SOURCE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
 /**
  * Request bodies of at least this many bytes run their chain steps on a worker. Below it, the worst case of every
- * step (measured by `npm run bench:adversarial`, README "Worst-case cost per request") holds the event loop for
+ * step (measured by `npm run bench:adversarial`, docs/benchmarks.md "Worst-case cost per request") holds the event loop for
  * about what parsing and validating a 100 KiB JSON body costs anyway.
  */
 export const DEFAULT_INLINE_BELOW_BYTES = 2 * 1024;

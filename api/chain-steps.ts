@@ -1,6 +1,6 @@
 /**
  * The chain steps of the signing routes whose cost grows with the partner's input: EIP-712 typed data, EVM, Sui and
- * Stellar transactions (the README's "Worst-case cost per request" has their measured worst cases). chain-pool.ts
+ * Stellar transactions (docs/benchmarks.md, "Worst-case cost per request", has their measured worst cases). chain-pool.ts
  * runs them on worker threads when the input is large, so that one partner's large payload never holds the API's
  * event loop, and with it every other wallet's request. Each is a pure function of structured-clonable arguments to
  * a structured-clonable result, and bounds its own work (caps in chains/).

@@ -56,7 +56,7 @@ export interface HttpLimits {
   maxConnections: number;
 }
 
-/** The defaults of `HttpLimits` (README, Configuration). */
+/** The defaults of `HttpLimits` (docs/operations.md, Configuration). */
 export const HTTP_LIMIT_DEFAULTS: HttpLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,

@@ -76,20 +76,20 @@ test('every entry has a 4xx or 5xx status and a meaning; context fields are name
   }
 });
 
-test("the README's error table is the catalogue's", () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+test("the API guide's error table is the catalogue's", () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'docs/api-guide.md'), 'utf8');
   const start = readme.indexOf('<!-- errors:begin -->');
   const end = readme.indexOf('<!-- errors:end -->');
-  assert.ok(start >= 0 && end > start, 'README.md has the errors:begin / errors:end markers');
+  assert.ok(start >= 0 && end > start, 'docs/api-guide.md has the errors:begin / errors:end markers');
   const table = readme.slice(start + '<!-- errors:begin -->'.length, end).trim();
   assert.equal(table, renderErrorTable().trim(), 'regenerate it: npm run docs:errors');
 });
 
-test("the README's route table is the public OpenAPI document's", async () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+test("the API guide's route table is the public OpenAPI document's", async () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'docs/api-guide.md'), 'utf8');
   const start = readme.indexOf('<!-- routes:begin -->');
   const end = readme.indexOf('<!-- routes:end -->');
-  assert.ok(start >= 0 && end > start, 'README.md has the routes:begin / routes:end markers');
+  assert.ok(start >= 0 && end > start, 'docs/api-guide.md has the routes:begin / routes:end markers');
   const doc = (await openApiDocuments()).public as Parameters<typeof renderRoutesTable>[0];
   const table = readme.slice(start + '<!-- routes:begin -->'.length, end).trim();
   assert.equal(table, renderRoutesTable(doc).trim(), 'regenerate it: npm run docs:errors');

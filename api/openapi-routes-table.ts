@@ -1,7 +1,7 @@
 /**
- * The README's table of partner routes, written from the public OpenAPI document (`npm run docs:errors` writes it
+ * The API guide's table of partner routes, written from the public OpenAPI document (`npm run docs:errors` writes it
  * with the error table): each route's method and path, what it does, the fields of its request (required ones in
- * bold), and its success status. test: api/error-catalogue.test.ts compares it with the README.
+ * bold), and its success status. test: api/error-catalogue.test.ts compares it with docs/api-guide.md.
  */
 type Schema = { properties?: Record<string, unknown>; required?: string[]; anyOf?: Schema[] };
 type Operation = {

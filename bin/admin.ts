@@ -35,7 +35,7 @@ ${ENCLAVE_PIN_USAGE}
   master-key-status                             the enclave's master key: rotation state, key ids, records per key
   rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
                                                 next key and print its id; with it, re-wrap every record under
-                                                that key and wait until done (README "Rotating the master key")
+                                                that key and wait until done (docs/operations.md "Rotating the master key")
   set-webhook KEY_ID URL [--events E1,E2] [--disabled] [--format timestamp-body|standard-webhooks]
                                                 create or change the key's HTTPS endpoint; the whsec_ secret is
                                                 printed once, when this creates it; --events is needed then and

@@ -152,7 +152,7 @@ With a receiver on ${hookUrl}:
 or with curl:
   curl -s -X PUT ${adminUrl}/admin/v1/api-keys/${key.id}/webhook -H 'authorization: Bearer ${adminToken}' \\
     -H 'content-type: application/json' -d '${hookBody}'
-The first answer shows the whsec_ signing secret, once (README "Webhooks": verifying a delivery).
+The first answer shows the whsec_ signing secret, once (docs/api-guide.md "Webhooks": verifying a delivery).
 
 API reference: ${url}/docs. Ctrl-C stops the service and both chains (the data directory is removed).
 `);

@@ -152,7 +152,7 @@ const keyIds = new WeakMap<Uint8Array, string>();
 /**
  * The id of a master key: the first 64 bits of HMAC-SHA256(key, "wcs-enclave-master-key-id"), hex. It names the
  * key in rows, logs and the admin API and reveals nothing about it. An operator can compute it from a key in hex
- * with openssl (README, "Rotating the master key").
+ * with openssl (docs/operations.md, "Rotating the master key").
  */
 export function masterKeyId(key: Uint8Array): string {
   checkKey(key, 'master key');

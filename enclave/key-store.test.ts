@@ -105,7 +105,7 @@ describe('envelope sealing', () => {
       .slice(0, 16);
     assert.equal(masterKeyId(masterKey), expected);
     assert.equal(sealed.keyId, expected);
-    // A fixed vector, so the formula the README gives operators (openssl) stays true.
+    // A fixed vector, so the formula docs/operations.md gives operators (openssl) stays true.
     assert.equal(masterKeyId(new Uint8Array(32).fill(0x11)), KEY_ID_OF_0x11);
   });
 

@@ -12,7 +12,7 @@ const run = promisify(execFile);
 // signal to the wrapper would leave the replicator running.
 const LITESTREAM = path.join(ROOT, `node_modules/@flydotio/litestream-${process.platform}-${process.arch}/litestream`);
 
-test('README backup and restore: litestream replicas of both databases plus the master key kept apart', async () => {
+test('the documented backup and restore: litestream replicas of both databases plus the master key kept apart', async () => {
   const dataDir = tempDataDir();
   const backupDir = tempDataDir('wcs-backup-');
   const env = { ...process.env, DATA_DIR: dataDir, BACKUP_DIR: backupDir };

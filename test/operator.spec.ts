@@ -50,7 +50,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   let log = '';
   let url: string;
   let adminUrl: string;
-  /** What the supervisor and the CLI are given: the README's defaults but for the ports. */
+  /** What the supervisor and the CLI are given: the documented defaults but for the ports. */
   const env = () => ({
     ...process.env,
     DATA_DIR: dataDir,

@@ -122,7 +122,7 @@ export const errorsPlugin = fp(
     });
 
     // Every error answer's code must be in the catalogue with that status: one that is not is a defect of ours (the
-    // OpenAPI document and the README would not tell partners about it), logged where an operator sees it.
+    // OpenAPI document and the API guide would not tell partners about it), logged where an operator sees it.
     app.addHook('onSend', (req, reply, payload, done) => {
       if (reply.statusCode >= 400 && typeof payload === 'string') {
         const code = /^\{"code":"([A-Z0-9_]+)"/.exec(payload)?.[1] ?? '';

@@ -179,7 +179,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
  * Counts and times every answer of the listener it is registered on; with `serve`, also answers
- * `GET /metrics` in the Prometheus text format (the admin listener only: see README, Operating).
+ * `GET /metrics` in the Prometheus text format (the admin listener only: see docs/operations.md, Processes).
  */
 export const metricsPlugin = fp(async (app: FastifyInstance, opts: { metrics: Metrics; serve?: boolean }) => {
   const { metrics } = opts;

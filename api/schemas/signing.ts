@@ -143,7 +143,7 @@ export const SignTypedDataBody = Type.Object(
     typedData: Type.Object(
       {
         domain: Type.Object({}, { additionalProperties: true }),
-        // Counted here too, so that finding 1's thousand-type body is refused before any step (or copy) sees it.
+        // Counted here too, so that a thousand chained types are refused before any step (or copy) sees it.
         types: Type.Object(
           {},
           {

@@ -1,7 +1,7 @@
 /**
  * Master-key rotation for the operator (admin API and CLI). The enclave does the work and holds every key; this
  * process relays the request and the answer, which names keys by id only (a keyed hash, never key material).
- * See enclave/key-rotation.ts for the states and README "Rotating the master key" for the procedure.
+ * See enclave/key-rotation.ts for the states and docs/operations.md "Rotating the master key" for the procedure.
  */
 import type { EnclaveClient } from '../../enclave/client.ts';
 import type { EnclaveOps } from '../../enclave/public.ts';

@@ -26,7 +26,7 @@ import type {
   SolanaNetwork,
   TransactionStatus,
 } from '../../chains/domain/payments.ts';
-import { isPaymentFamily } from '../../chains/domain/payments.ts';
+import { isPaymentFamily, PAYMENT_FAMILIES } from '../../chains/domain/payments.ts';
 import { ChainRpcError, type FeeEstimate, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { PaymentFamilyAdapter, TransferRequestFields } from '../../chains/payment-family.ts';
@@ -322,7 +322,7 @@ export function createPaymentService(deps: {
       throw new ServiceError(
         'UNSUPPORTED_OPERATION',
         400,
-        `estimate-fee is not available for ${w.type} wallets (supported: EVM, SOLANA)`,
+        `estimate-fee is not available for ${w.type} wallets (supported: ${PAYMENT_FAMILIES.join(', ')})`,
         { details: { walletId, walletType: w.type } },
       );
     }

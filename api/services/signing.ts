@@ -17,7 +17,12 @@ import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
 import type { EventType } from '../../chains/domain/events.ts';
-import { isPaymentFamily, type PaymentFamily, type SolanaNetwork } from '../../chains/domain/payments.ts';
+import {
+  isPaymentFamily,
+  PAYMENT_FAMILIES,
+  type PaymentFamily,
+  type SolanaNetwork,
+} from '../../chains/domain/payments.ts';
 import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/domain/wallets.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
@@ -315,7 +320,7 @@ export function createSigningService(deps: {
           ? new ServiceError(
               'UNSUPPORTED_OPERATION',
               400,
-              `transfer is not available for ${wallet.type} wallets (supported: EVM, SOLANA)`,
+              `transfer is not available for ${wallet.type} wallets (supported: ${PAYMENT_FAMILIES.join(', ')})`,
               { details: { walletId, walletType: wallet.type } },
             )
           : new ServiceError(

@@ -135,7 +135,7 @@ export function prepareDataDir(options: {
   ensureDir(enclaveDir, enclave.uid, enclave.gid, 0o700);
   chownTree(enclaveDir, enclave.uid, enclave.gid);
 
-  // A socket directory the operator chose and made is theirs to set up (README: two OS users); a missing one,
+  // A socket directory the operator chose and made is theirs to set up (docs/operations.md: two OS users); a missing one,
   // or the default one, is prepared here.
   let socketDirExists = true;
   try {

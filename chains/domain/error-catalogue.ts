@@ -1,7 +1,7 @@
 /**
  * Every error code an answer of this service can carry: its HTTP status (or statuses), what it means, and the
  * context fields its body adds beside `code`, `message` and `requestId`. The one declaration: errors are raised
- * with these codes, the OpenAPI documents and the README's error table are built from this list, and the error
+ * with these codes, the OpenAPI documents and the API guide's error table are built from this list, and the error
  * handler logs (and counts) any answer whose code or status is not here.
  */
 import { CHAIN_ERROR_CODES, type ChainErrorCode } from './payments.ts';
@@ -185,7 +185,7 @@ export function asErrorCode(code: string, fallback: ErrorCode): ErrorCode {
   return code in entries ? (code as ErrorCode) : fallback;
 }
 
-/** The catalogue as the README's Markdown table (`npm run docs:errors` writes it between its markers). */
+/** The catalogue as the API guide's Markdown table (`npm run docs:errors` writes it between its markers). */
 export function renderErrorTable(): string {
   const rows = Object.entries(entries).map(([code, e]) => {
     const status = typeof e.status === 'number' ? String(e.status) : e.status.join(', ');

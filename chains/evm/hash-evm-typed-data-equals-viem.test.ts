@@ -1,6 +1,6 @@
 /**
  * hashEvmTypedData is the service's own EIP-712 hashStruct (viem's hashTypedData rebuilds every struct's type
- * encoding for each instance, see typed-data-limits.ts and the README's "Worst-case cost per request"). These tests
+ * encoding for each instance, see typed-data-limits.ts and docs/benchmarks.md, "Worst-case cost per request"). These tests
  * prove it byte-for-byte equal to viem's hashTypedData: on the repository's fixtures and on random typed data of
  * every atomic type, nested structs and arrays, in every JSON form the service accepts.
  */

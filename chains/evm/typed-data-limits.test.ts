@@ -29,7 +29,7 @@ const viem = (typedData: unknown) => hashTypedData(typedData as Parameters<typeo
 const ours = (typedData: unknown) => Buffer.from(hashEvmTypedData(typedData)).toString('hex');
 
 describe('TYPED_DATA_LIMITS', () => {
-  it("refuses finding 1's body (1000 chained types under 20,000 instances) at its types, before any hashing", () => {
+  it('refuses the chained-types body (1000 chained types under 20,000 instances) at its types, before any hashing', () => {
     refused(typeClosureTypedData(1000, 20_000), 'types', /types defines 1002 struct types; at most 64 are accepted/);
   });
 

@@ -1,6 +1,6 @@
 /**
  * Adversarial benchmark: the real appliance (supervisor, enclave, API, as `npm start` runs it) against the worst
- * bodies of issue 9's audit (fixtures/adversarial-bodies.ts). Prints figures; asserts nothing.
+ * bodies of the signing routes' cost audit (fixtures/adversarial-bodies.ts). Prints figures; asserts nothing.
  * Run: `npm run bench:adversarial` (or `node --import tsx test/bench/adversarial.ts`).
  *
  *   BENCH_SECONDS    duration of each /healthz phase (default 10)
@@ -13,7 +13,7 @@
  * enclave's signing (a constant per signature) is not counted.
  *
  * healthz: `/healthz` latency at a fixed rate with nothing else running, then the same while 20 adversarial EIP-712
- * requests per second arrive (finding 1's two bodies, alternating; see adversarialBodies), with the adversarial
+ * requests per second arrive (the two chained-types bodies, alternating; see adversarialBodies), with the adversarial
  * requests' own latency. The
  * adversarial load comes from a child process (fetch, open loop), so that writing its large bodies does not delay
  * the client that measures /healthz.
@@ -31,7 +31,7 @@ import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './applia
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const CASE_MS = Number(process.env['BENCH_CASE_MS'] ?? 1500);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'cost,healthz').split(',');
-/** Adversarial EIP-712 requests per second in the healthz phase (the issue's figure). */
+/** Adversarial EIP-712 requests per second in the healthz phase (the documented figure). */
 const ADVERSARIAL_RATE = 20;
 /** /healthz requests per second, alone and beside them. */
 const HEALTHZ_RATE = 200;
@@ -150,7 +150,7 @@ function latency(name: string, r: autocannon.Result): void {
 /**
  * Finding 1's bodies, alternating, at the size that costs the service most: 1000 chained types under 15,000
  * instances (the most objects a body may hold, so it is parsed before the types are counted), and the same with an
- * undeclared member nested 100,000 deep. (With finding 1's own 20,000 instances both are refused before parsing.)
+ * undeclared member nested 100,000 deep. (With the original 20,000 instances both are refused before parsing.)
  */
 function adversarialBodies(): string[] {
   return [JSON.stringify({ typedData: typeClosureTypedData(1000, 15_000) }), deepUndeclaredBody(1000, 15_000, 100_000)];

@@ -39,7 +39,7 @@ const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 0);
 const LIGHT_RATE = 1000;
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const PERF = process.env['BENCH_PERF'] === '1';
-/** Connections of the sign phases (the figures are at 64). */
+/** Connections of the sign phases (the documented figures are at 64). */
 const SIGN_CONNECTIONS = Number(process.env['BENCH_SIGN_CONNECTIONS'] ?? 64);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'startup,create,get,sign-evm,sign-solana,sign-mixed').split(',');
 

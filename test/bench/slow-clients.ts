@@ -8,7 +8,7 @@
  *                         a request head one byte at a time, a third a request body one byte at a time;
  *                         each reopens one to two seconds after the service closes it
  *   BENCH_SECONDS         duration of each autocannon phase (default 10)
- *   HTTP_MAX_CONNECTIONS  and the other HTTP_* variables are passed to the service (README, Configuration)
+ *   HTTP_MAX_CONNECTIONS  and the other HTTP_* variables are passed to the service (docs/operations.md, Configuration)
  *
  * The service and the swarm run with their open-file limit raised when the shell allows it (with
  * CAP_SYS_RESOURCE the hard limit too; otherwise the soft limit goes up to the hard one); the limits are

@@ -11,7 +11,7 @@
  *                          confirmation of the pending ones (to the
  *                          temporary directory, wcs-profile-<pid>.cpuprofile)
  *
- * throughput: ≥ 300 EVM transfers/s accepted and broadcast from distinct wallets, p99 < 200 ms (issue 10). Beside it,
+ * throughput: ≥ 300 EVM transfers/s accepted and broadcast from distinct wallets, p99 < 200 ms (the target). Beside it,
  * the node's own limit measured in the same run: anvil taking pre-signed raw transactions as fast as it can.
  * pending: 50, 500 and 5,000 transfers pending at once (anvil not mining): the RPC round trips of one polling round
  * at each level, then the time from the blocks that include and finalize them to every record `confirmed`.
@@ -31,7 +31,7 @@ import { applianceProcesses, withCpu } from './process-cpu.ts';
 
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 3000);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 64);
-/** The offered rate of the latency phase: the issue's figure. */
+/** The offered rate of the latency phase: the documented target. */
 const RATE = Number(process.env['BENCH_RATE'] ?? 300);
 const POLL_MS = Number(process.env['BENCH_POLL_MS'] ?? 1000);
 const ONLY = (process.env['BENCH_ONLY'] ?? 'throughput,pending').split(',');

@@ -10,12 +10,12 @@
  * outbox event and a delivery row written in one transaction, as every state change's event is.
  *
  * latency: the queue empty, one ping at a time: from the ping request (before its commit) and from its 202 (after its
- *   commit and fsync) to the receiver holding the whole request (issue 11: p50 < 50 ms). Beside it, the bare HTTPS
+ *   commit and fsync) to the receiver holding the whole request (target: p50 < 50 ms). Beside it, the bare HTTPS
  *   round trip to the same receiver on a warm connection.
  * down: BENCH_QUEUED deliveries queued to an endpoint that refuses connections: the engine's timers, held deliveries
- *   and the API's RSS (issue 11: one timer, bounded memory); then the receiver comes back on the same port and the
- *   queue drains: its rate (issue 11: the full rate).
- * steady: events offered at BENCH_RATE; deliveries per second received (issue 11: ≥ 1,000/s). Beside it, the machine's
+ *   and the API's RSS (target: one timer, bounded memory); then the receiver comes back on the same port and the
+ *   queue drains: its rate (target: the full rate).
+ * steady: events offered at BENCH_RATE; deliveries per second received (target: ≥ 1,000/s). Beside it, the machine's
  *   limit for the same work: a plain undici client posting to the same receiver process, 32 in flight.
  */
 import { execFileSync } from 'node:child_process';
