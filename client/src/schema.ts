@@ -284,6 +284,167 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Pagination: {
+            /** @description Opaque; pass back as `cursor` */
+            cursor: string | null;
+            hasMore: boolean;
+            limit: number;
+        };
+        Wallet: {
+            id: string;
+            /**
+             * @description Wallet type; fixed at creation.
+             * @enum {string}
+             */
+            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+             * @enum {string}
+             */
+            scheme: "DKLS" | "ED25519";
+            /** @enum {string} */
+            status: "creating" | "ready";
+            address: string | null;
+            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+            publicKey: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            userIdentifier: string;
+            /**
+             * @description Kind of the partner's user identifier.
+             * @enum {string}
+             */
+            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+        };
+        WalletListItem: {
+            id: string;
+            /**
+             * @description Wallet type; fixed at creation.
+             * @enum {string}
+             */
+            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+             * @enum {string}
+             */
+            scheme: "DKLS" | "ED25519";
+            /** @enum {string} */
+            status: "creating" | "ready";
+            address: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        WalletList: {
+            data: components["schemas"]["WalletListItem"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Signature: {
+            /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
+            signature: string;
+        };
+        SignedTransaction: {
+            /** @description EVM: 0x-hex raw transaction; SOLANA: base64 wire transaction; STELLAR: base64 XDR envelope. */
+            signedTransaction: string;
+        };
+        SuiSignedTransaction: {
+            /** @description Base64 serialized Sui signature. */
+            signature: string;
+            /** @description The unchanged base64 BCS transaction data. */
+            transaction: string;
+        };
+        BroadcastResult: {
+            /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
+            signedTransaction: string;
+            /** @description EVM transaction hash, or Solana signature (Base58). */
+            txHash: string;
+            /** @description The transaction record (also in header x-transaction-id). */
+            transactionId: string;
+            /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
+            status: string;
+        };
+        SignTransactionResult: components["schemas"]["BroadcastResult"] | components["schemas"]["SignedTransaction"] | components["schemas"]["SuiSignedTransaction"];
+        TransferResult: components["schemas"]["BroadcastResult"] | components["schemas"]["SignedTransaction"];
+        SignedAuthorization: {
+            address: string;
+            chainId: number;
+            nonce: number;
+            r: string;
+            s: string;
+            yParity: 0 | 1;
+            /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
+            signature: string;
+        };
+        EvmFeeEstimate: {
+            /** @enum {string} */
+            family: "EVM";
+            chainId: string;
+            type: 0 | 2;
+            /** @description Estimated gas plus the 20% buffer. */
+            gasLimit: string;
+            maxFeePerGas?: string;
+            maxPriorityFeePerGas?: string;
+            gasPrice?: string;
+            baseFeePerGas?: string;
+            /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
+            maxFee: string;
+            /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
+            expectedFee: string;
+        };
+        SolanaFeeEstimate: {
+            /** @enum {string} */
+            family: "SOLANA";
+            network: string;
+            /** @description Lamports per signature × signatures. */
+            baseFee: string;
+            computeUnitLimit: string;
+            computeUnitPriceMicroLamports: string;
+            /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
+            priorityFee: string;
+            /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
+            accountCreationRent: string;
+            /** @description baseFee + priorityFee, lamports. */
+            totalFee: string;
+        };
+        FeeEstimate: components["schemas"]["EvmFeeEstimate"] | components["schemas"]["SolanaFeeEstimate"];
+        TransactionRecord: {
+            transactionId: string;
+            /** @description transfer, sign_transaction or yield. */
+            intentKind: string;
+            /** @description Wallet type: EVM or SOLANA. */
+            type: string;
+            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
+            status: string;
+            hash: string | null;
+            blockNumber?: string;
+            blockHash?: string;
+            failureStage?: string;
+            failureCode?: string;
+            failureMessage?: string;
+            monitoring?: {
+                [key: string]: unknown;
+            };
+            chainId?: string;
+            network?: string;
+            to?: string;
+            value?: string;
+            tokenAddress?: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        TransactionList: {
+            data: components["schemas"]["TransactionRecord"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        EnclavePublicKey: {
+            /** @description P-256 public key, SPKI PEM. */
+            publicKey: string;
+            /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
+            keyFingerprint: string;
+            /** Format: date-time */
+            generatedAt: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -325,32 +486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                        pagination: {
-                            /** @description Opaque; pass back as `cursor` */
-                            cursor: string | null;
-                            hasMore: boolean;
-                            limit: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["WalletList"];
                 };
             };
             /**
@@ -526,32 +662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -717,32 +828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -912,32 +998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -1121,10 +1182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1304,10 +1362,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1528,20 +1583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope. */
-                        signedTransaction?: string;
-                        /** @description SUI: base64 serialized Sui signature. */
-                        signature?: string;
-                        /** @description SUI: the unchanged base64 BCS transaction data. */
-                        transaction?: string;
-                        /** @description broadcast: true: EVM transaction hash or Solana signature. */
-                        txHash?: string;
-                        /** @description broadcast: true: the transaction record. */
-                        transactionId?: string;
-                        /** @description broadcast: true: the record status when the answer left (submitted or pending). */
-                        status?: string;
-                    };
+                    "application/json": components["schemas"]["SignTransactionResult"];
                 };
             };
             /**
@@ -1757,10 +1799,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1940,16 +1979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        address: string;
-                        chainId: number;
-                        nonce: number;
-                        r: string;
-                        s: string;
-                        yParity: 0 | 1;
-                        /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["SignedAuthorization"];
                 };
             };
             /**
@@ -2157,18 +2187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
-                        signedTransaction: string;
-                        /** @description EVM transaction hash, or Solana signature (Base58). */
-                        txHash: string;
-                        /** @description The transaction record (also in header x-transaction-id). */
-                        transactionId: string;
-                        /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
-                        status: string;
-                    } | {
-                        signedTransaction: string;
-                    };
+                    "application/json": components["schemas"]["TransferResult"];
                 };
             };
             /**
@@ -2404,36 +2423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        family: "EVM";
-                        chainId: string;
-                        type: 0 | 2;
-                        /** @description Estimated gas plus the 20% buffer. */
-                        gasLimit: string;
-                        maxFeePerGas?: string;
-                        maxPriorityFeePerGas?: string;
-                        gasPrice?: string;
-                        baseFeePerGas?: string;
-                        /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
-                        maxFee: string;
-                        /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
-                        expectedFee: string;
-                    } | {
-                        /** @enum {string} */
-                        family: "SOLANA";
-                        network: string;
-                        /** @description Lamports per signature × signatures. */
-                        baseFee: string;
-                        computeUnitLimit: string;
-                        computeUnitPriceMicroLamports: string;
-                        /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
-                        priorityFee: string;
-                        /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
-                        accountCreationRent: string;
-                        /** @description baseFee + priorityFee, lamports. */
-                        totalFee: string;
-                    };
+                    "application/json": components["schemas"]["FeeEstimate"];
                 };
             };
             /**
@@ -2617,39 +2607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            transactionId: string;
-                            /** @description transfer, sign_transaction or yield. */
-                            intentKind: string;
-                            /** @description Wallet type: EVM or SOLANA. */
-                            type: string;
-                            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                            status: string;
-                            hash: string | null;
-                            blockNumber?: string;
-                            blockHash?: string;
-                            failureStage?: string;
-                            failureCode?: string;
-                            failureMessage?: string;
-                            monitoring?: {
-                                [key: string]: unknown;
-                            };
-                            chainId?: string;
-                            network?: string;
-                            to?: string;
-                            value?: string;
-                            tokenAddress?: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                        pagination: {
-                            /** @description Opaque; pass back as `cursor` */
-                            cursor: string | null;
-                            hasMore: boolean;
-                            limit: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["TransactionList"];
                 };
             };
             /**
@@ -2810,31 +2768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        transactionId: string;
-                        /** @description transfer, sign_transaction or yield. */
-                        intentKind: string;
-                        /** @description Wallet type: EVM or SOLANA. */
-                        type: string;
-                        /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                        status: string;
-                        hash: string | null;
-                        blockNumber?: string;
-                        blockHash?: string;
-                        failureStage?: string;
-                        failureCode?: string;
-                        failureMessage?: string;
-                        monitoring?: {
-                            [key: string]: unknown;
-                        };
-                        chainId?: string;
-                        network?: string;
-                        to?: string;
-                        value?: string;
-                        tokenAddress?: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["TransactionRecord"];
                 };
             };
             /**
@@ -2992,14 +2926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description P-256 public key, SPKI PEM. */
-                        publicKey: string;
-                        /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
-                        keyFingerprint: string;
-                        /** Format: date-time */
-                        generatedAt: string;
-                    };
+                    "application/json": components["schemas"]["EnclavePublicKey"];
                 };
             };
             /**
@@ -3154,32 +3081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
