@@ -1,16 +1,22 @@
 /**
  * Walks both OpenAPI documents (the public listener's and the admin listener's) and fails for any operation a
  * partner or an operator could not use from the document alone: no summary or description, a response without a
- * description or schema, an error response without its codes, a rate-limited answer without `Retry-After`, or a
- * code that is not in the error catalogue. What a test run observes is checked against the same documents when
+ * description or schema, an error response without its codes (as a `code` enum for generated clients, and the same
+ * list in its description), a rate-limited answer without `Retry-After`, a code that is not in the error catalogue,
+ * or an answer whose schema is not a named component. What a test run observes is checked against the same documents when
  * each test service stops (test/helpers/contract-check.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { statusesOf } from '../chains/domain/error-catalogue.ts';
+import { describedCodes, enumCodes } from './helpers/openapi-codes.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
-type Response = { description?: string; content?: unknown; headers?: Record<string, unknown> };
+type Response = {
+  description?: string;
+  content?: Record<string, { schema?: { $ref?: string; allOf?: unknown[] } }>;
+  headers?: Record<string, unknown>;
+};
 type Operation = {
   operationId?: string;
   summary?: string;
@@ -72,9 +78,14 @@ test('every response has a description and a schema; every error response lists 
       if (!r.description || r.description === 'Default Response') problems.push(`${where} ${status}: no description`);
       if (status !== '204' && !r.content) problems.push(`${where} ${status}: no schema`);
       if (Number(status) >= 400) {
-        const codes = [...(r.description ?? '').matchAll(/^- `([A-Z0-9_]+)`/gm)].map((m) => m[1]!);
-        if (codes.length === 0) problems.push(`${where} ${status}: lists no error code`);
-        for (const c of codes) {
+        const codes = enumCodes(r);
+        if (!codes?.length) problems.push(`${where} ${status}: no code enum`);
+        const described = describedCodes(r);
+        if (described.length === 0) problems.push(`${where} ${status}: describes no error code`);
+        if (codes && JSON.stringify(codes) !== JSON.stringify(described)) {
+          problems.push(`${where} ${status}: code enum ${codes} differs from the described ${described}`);
+        }
+        for (const c of codes ?? []) {
           if (!statusesOf(c).includes(Number(status))) problems.push(`${where} ${status}: ${c} is not a ${status}`);
         }
       }
@@ -86,16 +97,47 @@ test('every response has a description and a schema; every error response lists 
   assert.deepEqual(problems, []);
 });
 
+test('every answer is a named component: a success schema refers to one, an error one extends Error', () => {
+  const problems: string[] = [];
+  for (const { where, op } of operations()) {
+    for (const [status, r] of Object.entries(op.responses ?? {})) {
+      const schema = r.content?.['application/json']?.schema;
+      if (!schema) continue;
+      const named = Number(status) >= 400 ? (schema.allOf?.[0] as { $ref?: string } | undefined)?.$ref : schema.$ref;
+      const expected = Number(status) >= 400 ? '#/components/schemas/Error' : /^#\/components\/schemas\/[A-Z]\w+$/;
+      if (typeof expected === 'string' ? named !== expected : !expected.test(named ?? '')) {
+        problems.push(`${where} ${status}: ${JSON.stringify(schema).slice(0, 80)} is not a named component`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+  const names = Object.keys((docs.find((d) => d.name === 'public')!.doc.components?.['schemas'] ?? {}) as object);
+  for (const name of [
+    'Error',
+    'Pagination',
+    'Wallet',
+    'WalletListItem',
+    'WalletList',
+    'Signature',
+    'SignedTransaction',
+    'SuiSignedTransaction',
+    'SignedAuthorization',
+    'TransactionRecord',
+    'TransactionList',
+    'FeeEstimate',
+  ]) {
+    assert.ok(names.includes(name), `the public document has no ${name} component`);
+  }
+});
+
 test('every partner route answers the authentication and rate-limit codes; every admin route the admin token', () => {
   const problems: string[] = [];
   for (const { where, op } of operations()) {
-    const all = Object.values(op.responses ?? {})
-      .map((r) => r.description ?? '')
-      .join('\n');
+    const all = new Set(Object.values(op.responses ?? {}).flatMap((r) => enumCodes(r) ?? []));
     const needed = where.startsWith('public')
       ? ['API_KEY_REQUIRED', 'INVALID_API_KEY', 'IP_NOT_ALLOWED', 'RATE_LIMITED', 'INVALID_REQUEST', 'INTERNAL_ERROR']
       : ['ADMIN_TOKEN_REQUIRED', 'INVALID_ADMIN_TOKEN', 'RATE_LIMITED', 'INVALID_REQUEST', 'INTERNAL_ERROR'];
-    for (const c of needed) if (!all.includes(`\`${c}\``)) problems.push(`${where}: ${c} missing`);
+    for (const c of needed) if (!all.has(c)) problems.push(`${where}: ${c} missing`);
   }
   assert.deepEqual(problems, []);
 });

@@ -34,7 +34,10 @@ export const WalletStatusSchema = StringEnum(WALLET_STATUSES);
 /** The error envelope of every 4xx/5xx answer. */
 export const ErrorSchema = Type.Object(
   {
-    code: Type.String({ description: 'Machine-readable code, e.g. WALLET_ALREADY_EXISTS' }),
+    code: Type.String({
+      description:
+        'Machine-readable code, e.g. WALLET_ALREADY_EXISTS. Each error response narrows it to the codes it can carry.',
+    }),
     message: Type.String({ description: 'Human-readable detail naming the problem' }),
     requestId: Type.Optional(Type.String()),
   },
