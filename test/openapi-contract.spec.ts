@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT, DEFAULT_HOST, DEFAULT_PORT } from '../api/config.ts';
 import { statusesOf } from '../chains/domain/error-catalogue.ts';
 import { describedCodes, enumCodes } from './helpers/openapi-codes.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -25,7 +26,12 @@ type Operation = {
   responses?: Record<string, Response>;
   requestBody?: unknown;
 };
-type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown> };
+type Doc = {
+  openapi: string;
+  servers?: Array<{ url: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components?: Record<string, unknown>;
+};
 
 let svc: TestService;
 let docs: Array<{ name: string; doc: Doc }>;
@@ -140,6 +146,24 @@ test('every partner route answers the authentication and rate-limit codes; every
     for (const c of needed) if (!all.has(c)) problems.push(`${where}: ${c} missing`);
   }
   assert.deepEqual(problems, []);
+});
+
+test("both documents name their listener's default address as the server; the docs page tries its own first", async () => {
+  const expected = {
+    public: `http://${DEFAULT_HOST}:${DEFAULT_PORT}`,
+    admin: `http://${DEFAULT_ADMIN_HOST}:${DEFAULT_ADMIN_PORT}`,
+  };
+  for (const { name, doc } of docs) {
+    const servers = doc.servers ?? [];
+    assert.equal(servers.length, 1, name);
+    assert.equal(servers[0]?.url, expected[name as keyof typeof expected], name);
+    assert.match(servers[0]?.description ?? '', /default address/, name);
+  }
+  const page = (await (await fetch(`${svc.url}/docs/json`)).json()) as Doc;
+  assert.deepEqual(
+    page.servers?.map((s) => s.url),
+    ['/', expected.public],
+  );
 });
 
 test('every request example of the public document passes the route it documents', async () => {

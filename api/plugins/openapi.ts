@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT, DEFAULT_HOST, DEFAULT_PORT } from '../config.ts';
 
 const DOCUMENTS = {
   public: {
@@ -9,6 +10,13 @@ const DOCUMENTS = {
     description:
       'Partner backends authenticate with `X-API-Key`. Errors are `{code, message, requestId, …context}`. The operator API is served on its own listener (ADMIN_HOST:ADMIN_PORT) and described there.',
     securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+    servers: [
+      {
+        url: `http://${DEFAULT_HOST}:${DEFAULT_PORT}`,
+        description:
+          'The public listener at its default address (HOST, PORT). A deployment answers at its own address, usually an HTTPS reverse proxy in front of this listener: use that as the base URL.',
+      },
+    ],
     tags: [
       {
         name: 'wallets',
@@ -25,6 +33,13 @@ const DOCUMENTS = {
     description:
       'The admin listener (ADMIN_HOST:ADMIN_PORT, loopback by default). `/admin/v1` takes `Authorization: Bearer <ADMIN_TOKEN>`; `/metrics`, `/healthz` and `/readyz` are open on this listener. Errors are `{code, message, requestId, …context}`.',
     securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } },
+    servers: [
+      {
+        url: `http://${DEFAULT_ADMIN_HOST}:${DEFAULT_ADMIN_PORT}`,
+        description:
+          'The admin listener at its default address (ADMIN_HOST, ADMIN_PORT), loopback only. With ADMIN_HOST on a private interface, or a proxy in front, the operator uses that address instead.',
+      },
+    ],
     tags: [
       { name: 'admin', description: 'Projects, API keys, allowlists, wallets, the master key and actors.' },
       { name: 'webhooks', description: 'One HTTPS endpoint per API key, its secret and its delivery log.' },
@@ -43,11 +58,21 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { document?: 
     openapi: {
       openapi: '3.1.0',
       info: { title: doc.title, version: '1.0.0', description: doc.description },
+      servers: [...doc.servers],
       components: { securitySchemes: doc.securitySchemes },
       tags: [...doc.tags],
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list' },
+    // The docs page tries requests against its first server: the listener it was loaded from (through whatever
+    // proxy), not the default address, which is another machine for a browser elsewhere.
+    transformSpecification: (spec) => ({
+      ...spec,
+      servers: [{ url: '/', description: 'This listener, as this page reached it.' }, ...doc.servers],
+    }),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 });
