@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT, DEFAULT_HOST, DEFAULT_PORT } from '../config.ts';
+import { EVENTS_TAG, webhooksSection } from '../openapi-webhooks.ts';
 
 const DOCUMENTS = {
   public: {
@@ -26,7 +27,9 @@ const DOCUMENTS = {
       { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
       { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
       { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
+      EVENTS_TAG,
     ],
+    webhooks: true,
   },
   admin: {
     title: 'Wallet custody service: operator API',
@@ -44,6 +47,7 @@ const DOCUMENTS = {
       { name: 'admin', description: 'Projects, API keys, allowlists, wallets, the master key and actors.' },
       { name: 'webhooks', description: 'One HTTPS endpoint per API key, its secret and its delivery log.' },
     ],
+    webhooks: false,
   },
 } as const;
 
@@ -54,12 +58,15 @@ const DOCUMENTS = {
  */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { document?: keyof typeof DOCUMENTS } = {}) => {
   const doc = DOCUMENTS[opts.document ?? 'public'];
+  // The events partners receive are described where partners read: the public document's `webhooks`.
+  const events = doc.webhooks ? webhooksSection() : undefined;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: doc.title, version: '1.0.0', description: doc.description },
       servers: [...doc.servers],
-      components: { securitySchemes: doc.securitySchemes },
+      components: { securitySchemes: doc.securitySchemes, ...(events ? { schemas: events.schemas } : {}) },
+      ...(events ? { webhooks: events.webhooks } : {}),
       tags: [...doc.tags],
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },

@@ -8,9 +8,9 @@
  *   });
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { components, paths } from './schema.ts';
+import type { components, paths, webhooks } from './schema.ts';
 
-export type { components, paths };
+export type { components, paths, webhooks };
 
 /** The JSON bodies of an operation's 4xx and 5xx responses. */
 type ErrorBodies<Op> = Op extends { responses: infer R }
@@ -35,6 +35,15 @@ export type CustodyError = ErrorBodies<Operation>;
 
 /** Every error code a partner route can answer (the service README's error table lists their meanings). */
 export type CustodyErrorCode = CustodyError['code'];
+
+/**
+ * The JSON body of a webhook delivery, any event the service sends: `switch (event.type)` narrows `data` to that
+ * event's fields. Verify the `webhook-signature` over the raw body before parsing it (the document's `webhooks` say
+ * how).
+ */
+export type CustodyWebhookEvent = {
+  [T in keyof webhooks]: webhooks[T]['post']['requestBody']['content']['application/json'];
+}[keyof webhooks];
 
 export interface CustodyClientOptions {
   /** Where the service's public listener is, e.g. `https://custody.example.com`. */

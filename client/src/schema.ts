@@ -272,9 +272,504 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "wallet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `wallet.created`
+         * @description A wallet is ready: its key generation finished. Sent to the endpoint of the key that created it (an operator's pre-generated wallet: to every endpoint of the project).
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["walletCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.pregen_claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `wallet.pregen_claimed`
+         * @description A pre-generated wallet was claimed by its user: from now on REST signing refuses it. Sent to every endpoint of the project.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["walletPregenClaimedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.signed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `transaction.signed`
+         * @description The service signed for the wallet over REST: sign-message, sign-raw, sign-typed-data, sign-authorization, or sign-transaction without broadcast.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["transactionSignedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.broadcasted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.broadcasted`
+         * @description A transfer's node accepted the signed transaction.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendBroadcastedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.confirmed`
+         * @description A transfer is final on-chain and succeeded.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.failed`
+         * @description A transfer failed or reverted on-chain.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rest.transaction.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `rest.transaction.confirmed`
+         * @description A transaction record (transfer, sign-transaction with broadcast, or a yield step) is confirmed on-chain.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["restTransactionConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rest.transaction.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `rest.transaction.failed`
+         * @description A transaction record reverted on-chain or failed. A `monitor_timeout` failure does not prove the chain failed it: fetch the record before acting on a late event.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["restTransactionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `test.ping`
+         * @description A test an operator asked for (POST /admin/v1/api-keys/{keyId}/webhook/test), whatever events the endpoint selected.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["testPingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description The JSON body of every webhook delivery. */
+        WebhookEvent: {
+            /** @description The event id, `evt_<uuid>`; equals the `webhook-id` header. */
+            id: string;
+            /**
+             * @description The event type: says what `data` holds.
+             * @enum {string}
+             */
+            type: "wallet.created" | "wallet.pregen_claimed" | "transaction.signed" | "send.broadcasted" | "send.confirmed" | "send.failed" | "rest.transaction.confirmed" | "rest.transaction.failed" | "test.ping";
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            createdAt: string;
+            /** @description The event's fields: which ones depends on `type`. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description `data` of `wallet.created`. */
+        WalletCreatedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /**
+             * @description The wallet type.
+             * @enum {string}
+             */
+            walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * Format: date-time
+             * @description When the wallet was created.
+             */
+            walletCreatedAt: string;
+        };
+        /** @description A `wallet.created` delivery. A wallet is ready: its key generation finished. Sent to the endpoint of the key that created it (an operator's pre-generated wallet: to every endpoint of the project). */
+        WalletCreatedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "wallet.created";
+            data: components["schemas"]["WalletCreatedData"];
+        };
+        /** @description `data` of `wallet.pregen_claimed`. */
+        WalletPregenClaimedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /**
+             * @description The wallet type.
+             * @enum {string}
+             */
+            walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * Format: date-time
+             * @description When the claim was recorded.
+             */
+            claimedAt: string;
+        };
+        /** @description A `wallet.pregen_claimed` delivery. A pre-generated wallet was claimed by its user: from now on REST signing refuses it. Sent to every endpoint of the project. */
+        WalletPregenClaimedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "wallet.pregen_claimed";
+            data: components["schemas"]["WalletPregenClaimedData"];
+        };
+        /** @description `data` of `transaction.signed`. */
+        TransactionSignedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /** @description The chain the signature is for: the EVM chain id (EVM transactions, authorizations, typed data whose domain has a chainId), the Solana network the request named, or the Stellar network passphrase; null otherwise (messages, raw bytes, Sui transactions). */
+            chainId: string | null;
+            /**
+             * Format: date-time
+             * @description When it was signed.
+             */
+            signedAt: string;
+        };
+        /** @description A `transaction.signed` delivery. The service signed for the wallet over REST: sign-message, sign-raw, sign-typed-data, sign-authorization, or sign-transaction without broadcast. */
+        TransactionSignedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "transaction.signed";
+            data: components["schemas"]["TransactionSignedData"];
+        };
+        /** @description `data` of `send.broadcasted`. */
+        SendBroadcastedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /**
+             * Format: date-time
+             * @description When the node accepted it.
+             */
+            broadcastedAt: string;
+        };
+        /** @description A `send.broadcasted` delivery. A transfer's node accepted the signed transaction. */
+        SendBroadcastedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.broadcasted";
+            data: components["schemas"]["SendBroadcastedData"];
+        };
+        /** @description `data` of `send.confirmed`. */
+        SendConfirmedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            confirmedAt: string;
+        };
+        /** @description A `send.confirmed` delivery. A transfer is final on-chain and succeeded. */
+        SendConfirmedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.confirmed";
+            data: components["schemas"]["SendConfirmedData"];
+        };
+        /** @description `data` of `send.failed`. */
+        SendFailedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /** @description What went wrong, when known. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the service saw it fail.
+             */
+            failedAt: string;
+        };
+        /** @description A `send.failed` delivery. A transfer failed or reverted on-chain. */
+        SendFailedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.failed";
+            data: components["schemas"]["SendFailedData"];
+        };
+        /** @description `data` of `rest.transaction.confirmed`. */
+        RestTransactionConfirmedData: {
+            /** @description The transaction record (`transactionId` of the broadcasting call). */
+            transactionId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The project. */
+            partnerId: string;
+            /**
+             * @description What wrote the record.
+             * @enum {string}
+             */
+            intentKind: "transfer" | "sign_transaction" | "yield";
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM transaction hash or Solana signature. */
+            hash: string;
+            /** @description The block (EVM) or slot (Solana) that includes it, decimal. */
+            blockNumber: string;
+            /** @description That block (or slot) hash. */
+            blockHash: string;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            resolvedAt: string;
+        };
+        /** @description A `rest.transaction.confirmed` delivery. A transaction record (transfer, sign-transaction with broadcast, or a yield step) is confirmed on-chain. */
+        RestTransactionConfirmedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "rest.transaction.confirmed";
+            data: components["schemas"]["RestTransactionConfirmedData"];
+        };
+        /** @description `data` of `rest.transaction.failed`. */
+        RestTransactionFailedData: {
+            /** @description The transaction record (`transactionId` of the broadcasting call). */
+            transactionId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The project. */
+            partnerId: string;
+            /**
+             * @description What wrote the record.
+             * @enum {string}
+             */
+            intentKind: "transfer" | "sign_transaction" | "yield";
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /**
+             * @description The final status of the record.
+             * @enum {string}
+             */
+            status: "reverted" | "failed";
+            /** @description The original transaction hash; null when it failed before it was signed. */
+            hash: string | null;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            resolvedAt: string;
+            /**
+             * @description Where it failed (status `failed` only).
+             * @enum {string}
+             */
+            failureStage?: "mpc_sign" | "signature_apply" | "signer_verify" | "broadcast" | "monitor_timeout";
+            /** @description Why, e.g. INSUFFICIENT_NATIVE_BALANCE, REPLACED (status `failed` only). */
+            failureCode?: string;
+            /** @description Detail text (status `failed` only). */
+            failureMessage?: string;
+        };
+        /** @description A `rest.transaction.failed` delivery. A transaction record reverted on-chain or failed. A `monitor_timeout` failure does not prove the chain failed it: fetch the record before acting on a late event. */
+        RestTransactionFailedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "rest.transaction.failed";
+            data: components["schemas"]["RestTransactionFailedData"];
+        };
+        /** @description `data` of `test.ping`. */
+        TestPingData: {
+            /** @description The API key whose endpoint is tested. */
+            apiKeyId: string;
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             */
+            pingedAt: string;
+        };
+        /** @description A `test.ping` delivery. A test an operator asked for (POST /admin/v1/api-keys/{keyId}/webhook/test), whatever events the endpoint selected. */
+        TestPingEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "test.ping";
+            data: components["schemas"]["TestPingData"];
+        };
         Error: {
             /** @description Machine-readable code, e.g. WALLET_ALREADY_EXISTS. Each error response narrows it to the codes it can carry. */
             code: string;
@@ -4143,6 +4638,339 @@ export interface operations {
                         code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT";
                     };
                 };
+            };
+        };
+    };
+    walletCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `wallet.created` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    walletPregenClaimedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `wallet.pregen_claimed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletPregenClaimedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionSignedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `transaction.signed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionSignedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendBroadcastedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.broadcasted` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendBroadcastedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.confirmed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.failed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    restTransactionConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `rest.transaction.confirmed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestTransactionConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    restTransactionFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `rest.transaction.failed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestTransactionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    testPingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test.ping` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestPingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
