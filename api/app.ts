@@ -17,7 +17,7 @@ import { paymentRoutes } from './routes/v1/payments.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
-import { ErrorSchema } from './schemas/common.ts';
+import { COMPONENTS } from './schemas/components.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
 import type { PaymentService } from './services/payments.ts';
@@ -101,7 +101,7 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
   // JSON bodies are checked as bytes (not UTF-8 is a 400, never signed as replacement characters) and for their
   // depth and size before they are parsed (json-body.ts, json-limits.ts).
   await app.register(jsonBodyPlugin);
-  app.addSchema(ErrorSchema);
+  for (const schema of COMPONENTS[listener]) app.addSchema(schema);
 
   await app.register(errorsPlugin, {
     onErrorAnswer: (req: FastifyRequest, status: number, code: string) =>

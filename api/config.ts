@@ -65,7 +65,12 @@ export const HTTP_LIMIT_DEFAULTS: HttpLimits = {
   maxConnections: 10_000,
 };
 
-/** Default port of the admin listener. */
+/** Default address and port of the public listener (HOST, PORT). */
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+
+/** Default address and port of the admin listener (ADMIN_HOST, ADMIN_PORT). */
+export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 export const DEFAULT_ADMIN_PORT = 8081;
 
 /** Shortest ADMIN_TOKEN accepted (a generated one is 43 characters). */
@@ -145,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 
   const dataDir = path.resolve(env['DATA_DIR'] || './data');
-  const host = env['HOST'] || '127.0.0.1';
+  const host = env['HOST'] || DEFAULT_HOST;
   const adminToken = env['ADMIN_TOKEN'] || undefined;
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     problems.push(
@@ -154,7 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const trust = parseTrustProxy(env['TRUST_PROXY']);
   if (trust.problem) problems.push(trust.problem);
-  const adminHost = env['ADMIN_HOST'] || '127.0.0.1';
+  const adminHost = env['ADMIN_HOST'] || DEFAULT_ADMIN_HOST;
   if (!ipaddr.isValid(adminHost) && !/^[A-Za-z0-9.-]{1,253}$/.test(adminHost)) {
     problems.push(`ADMIN_HOST must be an address or host name (got "${adminHost}")`);
   }
@@ -168,7 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(...read.problems);
   }
 
-  const port = int('PORT', 8080, 0, 65535);
+  const port = int('PORT', DEFAULT_PORT, 0, 65535);
   const adminPort = int('ADMIN_PORT', DEFAULT_ADMIN_PORT, 0, 65535);
   if (adminPort !== 0 && adminPort === port) problems.push(`ADMIN_PORT must differ from PORT (both ${port})`);
   const http: HttpLimits = {

@@ -56,12 +56,13 @@ export interface TransactionRequest {
   networkPassphrase?: string;
 }
 
-/** A `sign-transaction` answer: `signedTransaction`, or Sui's `signature` and `transaction`. */
-export interface SignedTransaction {
-  signedTransaction?: string;
-  signature?: string;
-  transaction?: string;
-}
+/**
+ * A `sign-transaction` answer: `signedTransaction`, or Sui's `signature` and `transaction`, never both (the route's
+ * answer schema is the union of the two).
+ */
+export type SignedTransaction =
+  | { signedTransaction: string; signature?: never; transaction?: never }
+  | { signature: string; transaction: string; signedTransaction?: never };
 
 /** A partner's transaction checked for signing: the chain it is for, and how to sign it once that is allowed. */
 export interface PreparedTransaction {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { KEY_ENVIRONMENTS, PLANS } from '../../chains/domain/projects.ts';
-import { LIMIT_PATTERN, Paginated, StringEnum, TEXT_PATTERN } from './common.ts';
+import { LIMIT_PATTERN, Paginated, ref, StringEnum, TEXT_PATTERN } from './common.ts';
 import { Wallet } from './wallets.ts';
 import { WebhookView } from './webhooks.ts';
 
@@ -17,13 +17,16 @@ export const CreateProjectBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Project = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  plan: PlanSchema,
-  rateLimitPerMinute: Type.Integer(),
-  createdAt: Type.String(),
-});
+export const Project = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    plan: PlanSchema,
+    rateLimitPerMinute: Type.Integer(),
+    createdAt: Type.String(),
+  },
+  { $id: 'Project' },
+);
 export const ListProjectsQuery = Type.Object(
   {
     deleted: Type.Optional(
@@ -36,14 +39,17 @@ export const ListProjectsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ListedProject = Type.Object({
-  ...Project.properties,
-  rateLimitPerMinute: Type.Integer({ description: "Requests a minute per key: the plan's, or the project's own." }),
-  ipAllowlist: Type.Array(Type.String(), { description: 'CIDRs its keys may call from; empty: any address.' }),
-  apiKeyCount: Type.Integer({ description: 'Its API keys (they stop working when it is deleted).' }),
-  deletedAt: Type.Union([Type.String(), Type.Null()], { description: 'When it was deleted; null while it is live.' }),
-});
-export const ProjectList = Paginated(ListedProject);
+export const ListedProject = Type.Object(
+  {
+    ...Project.properties,
+    rateLimitPerMinute: Type.Integer({ description: "Requests a minute per key: the plan's, or the project's own." }),
+    ipAllowlist: Type.Array(Type.String(), { description: 'CIDRs its keys may call from; empty: any address.' }),
+    apiKeyCount: Type.Integer({ description: 'Its API keys (they stop working when it is deleted).' }),
+    deletedAt: Type.Union([Type.String(), Type.Null()], { description: 'When it was deleted; null while it is live.' }),
+  },
+  { $id: 'ListedProject' },
+);
+export const ProjectList = Paginated(ListedProject, 'ProjectList');
 export const ListApiKeysQuery = Type.Object(
   {
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -54,28 +60,37 @@ export const ListApiKeysQuery = Type.Object(
 export const ProjectIdParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 128 }) });
 export const KeyIdParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 128 }) });
 export const CreateApiKeyBody = Type.Object({ environment: EnvironmentSchema }, { additionalProperties: false });
-export const ApiKey = Type.Object({
-  id: Type.String(),
-  projectId: Type.String(),
-  environment: EnvironmentSchema,
-  secretKey: Type.String({ description: 'Shown once.' }),
-  createdAt: Type.String(),
-});
-export const ListedApiKey = Type.Object({
-  id: Type.String(),
-  projectId: Type.String(),
-  environment: EnvironmentSchema,
-  createdAt: Type.String(),
-  rotatedAt: Type.Union([Type.String(), Type.Null()], {
-    description: 'When its secret was last rotated; null if never.',
-  }),
-  webhook: Type.Union([WebhookView, Type.Null()], {
-    description:
-      'Its webhook endpoint as GET /admin/v1/api-keys/{keyId}/webhook shows it (URL, events, enabled, healthy or failing, delivery counts; never a secret); null when none is configured.',
-  }),
-});
-export const ApiKeyList = Paginated(ListedApiKey);
-export const RotatedKey = Type.Object({ id: Type.String(), secretKey: Type.String({ description: 'Shown once.' }) });
+export const ApiKey = Type.Object(
+  {
+    id: Type.String(),
+    projectId: Type.String(),
+    environment: EnvironmentSchema,
+    secretKey: Type.String({ description: 'Shown once.' }),
+    createdAt: Type.String(),
+  },
+  { $id: 'ApiKey' },
+);
+export const ListedApiKey = Type.Object(
+  {
+    id: Type.String(),
+    projectId: Type.String(),
+    environment: EnvironmentSchema,
+    createdAt: Type.String(),
+    rotatedAt: Type.Union([Type.String(), Type.Null()], {
+      description: 'When its secret was last rotated; null if never.',
+    }),
+    webhook: Type.Union([ref(WebhookView), Type.Null()], {
+      description:
+        'Its webhook endpoint as GET /admin/v1/api-keys/{keyId}/webhook shows it (URL, events, enabled, healthy or failing, delivery counts; never a secret); null when none is configured.',
+    }),
+  },
+  { $id: 'ListedApiKey' },
+);
+export const ApiKeyList = Paginated(ListedApiKey, 'ApiKeyList');
+export const RotatedKey = Type.Object(
+  { id: Type.String(), secretKey: Type.String({ description: 'Shown once.' }) },
+  { $id: 'RotatedKey' },
+);
 export const IpAllowlistBody = Type.Object(
   {
     cidrs: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
@@ -85,7 +100,10 @@ export const IpAllowlistBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const IpAllowlist = Type.Object({ projectId: Type.String(), cidrs: Type.Array(Type.String()) });
+export const IpAllowlist = Type.Object(
+  { projectId: Type.String(), cidrs: Type.Array(Type.String()) },
+  { $id: 'IpAllowlist' },
+);
 
 export const ClaimWalletBody = Type.Union(
   [
@@ -107,20 +125,26 @@ export const ClaimWalletBody = Type.Union(
   { description: 'Optional body.' },
 );
 
-export const ClaimedWallet = Type.Object({
-  ...Wallet.properties,
-  projectId: Type.String(),
-  claimedAt: Type.String({ format: 'date-time' }),
-  userId: Type.String(),
-});
+export const ClaimedWallet = Type.Object(
+  {
+    ...Wallet.properties,
+    projectId: Type.String(),
+    claimedAt: Type.String({ format: 'date-time' }),
+    userId: Type.String(),
+  },
+  { $id: 'ClaimedWallet' },
+);
 
-export const PregeneratedWallet = Type.Object({
-  wallet: Wallet,
-  userShare: Type.String({
-    description:
-      "The wallet's user share, shown once and kept nowhere: base64 JSON segments joined by '-'; the segment whose id is the wallet id carries signer.",
-  }),
-});
+export const PregeneratedWallet = Type.Object(
+  {
+    wallet: ref(Wallet),
+    userShare: Type.String({
+      description:
+        "The wallet's user share, shown once and kept nowhere: base64 JSON segments joined by '-'; the segment whose id is the wallet id carries signer.",
+    }),
+  },
+  { $id: 'PregeneratedWallet' },
+);
 
 const KEY_ID = Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A master key id: 16 hex characters.' });
 
@@ -141,20 +165,23 @@ export const RotateMasterKeyBody = Type.Union(
   { description: 'Optional body.' },
 );
 
-export const MasterKeyStatus = Type.Object({
-  state: StringEnum(['idle', 'prepared', 'rotating', 'rotated'], {
-    description:
-      'idle: every record under the master key. prepared: a next key is held, not yet confirmed. rotating: records are being re-wrapped (the enclave keeps serving). rotated: every record is under the new key; promote it (see action).',
-  }),
-  masterKeyId: { ...KEY_ID, description: 'The key the enclave was started with (ENCLAVE_MASTER_KEY or master.key).' },
-  nextKeyId: Type.Optional({ ...KEY_ID, description: 'The next key the enclave holds.' }),
-  sealingKeyId: { ...KEY_ID, description: 'The key new records are sealed with (the rotation target).' },
-  rowsByKeyId: Type.Record(Type.String(), Type.Integer(), { description: 'Sealed records per wrapping key id.' }),
-  rowsCountedAt: Type.String({
-    format: 'date-time',
-    description:
-      'When rowsByKeyId was counted: a count is reused for a few seconds, and redone after a change of state.',
-  }),
-  error: Type.Optional(Type.String({ description: 'Why the rotation stopped, if it did.' })),
-  action: Type.String({ description: "The operator's next step." }),
-});
+export const MasterKeyStatus = Type.Object(
+  {
+    state: StringEnum(['idle', 'prepared', 'rotating', 'rotated'], {
+      description:
+        'idle: every record under the master key. prepared: a next key is held, not yet confirmed. rotating: records are being re-wrapped (the enclave keeps serving). rotated: every record is under the new key; promote it (see action).',
+    }),
+    masterKeyId: { ...KEY_ID, description: 'The key the enclave was started with (ENCLAVE_MASTER_KEY or master.key).' },
+    nextKeyId: Type.Optional({ ...KEY_ID, description: 'The next key the enclave holds.' }),
+    sealingKeyId: { ...KEY_ID, description: 'The key new records are sealed with (the rotation target).' },
+    rowsByKeyId: Type.Record(Type.String(), Type.Integer(), { description: 'Sealed records per wrapping key id.' }),
+    rowsCountedAt: Type.String({
+      format: 'date-time',
+      description:
+        'When rowsByKeyId was counted: a count is reused for a few seconds, and redone after a change of state.',
+    }),
+    error: Type.Optional(Type.String({ description: 'Why the rotation stopped, if it did.' })),
+    action: Type.String({ description: "The operator's next step." }),
+  },
+  { $id: 'MasterKeyStatus' },
+);

@@ -1,4 +1,4 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import { SCHEMES, USER_IDENTIFIER_TYPES, WALLET_STATUSES, WALLET_TYPES } from '../../chains/domain/wallets.ts';
 
 /**
@@ -34,32 +34,56 @@ export const WalletStatusSchema = StringEnum(WALLET_STATUSES);
 /** The error envelope of every 4xx/5xx answer. */
 export const ErrorSchema = Type.Object(
   {
-    code: Type.String({ description: 'Machine-readable code, e.g. WALLET_ALREADY_EXISTS' }),
+    code: Type.String({
+      description:
+        'Machine-readable code, e.g. WALLET_ALREADY_EXISTS. Each error response narrows it to the codes it can carry.',
+    }),
     message: Type.String({ description: 'Human-readable detail naming the problem' }),
     requestId: Type.Optional(Type.String()),
   },
   { additionalProperties: true, $id: 'Error' },
 );
 
-export const Paginated = <T extends TSchema>(item: T) =>
-  Type.Object({
-    data: Type.Array(item),
-    pagination: Type.Object({
-      cursor: Type.Union([Type.String(), Type.Null()], { description: 'Opaque; pass back as `cursor`' }),
-      hasMore: Type.Boolean(),
-      limit: Type.Integer(),
-    }),
-  });
+/**
+ * A reference to a named schema (one with an `$id`, registered on the listener: api/schemas/components.ts). The
+ * OpenAPI document shows it as `#/components/schemas/<$id>`, so generated clients name the type; the reference keeps
+ * the schema's static type for the route's handler.
+ */
+export function ref<T extends TSchema>(schema: T): TUnsafe<Static<T>> {
+  if (!schema.$id) throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+}
+
+/** The `pagination` object of every list answer. */
+export const Pagination = Type.Object(
+  {
+    cursor: Type.Union([Type.String(), Type.Null()], { description: 'Opaque; pass back as `cursor`' }),
+    hasMore: Type.Boolean(),
+    limit: Type.Integer(),
+  },
+  { $id: 'Pagination' },
+);
+
+/** The list envelope `{data: [item…], pagination}`, named `$id` (items by reference when the item is named). */
+export const Paginated = <T extends TSchema>(item: T, $id: string) =>
+  Type.Object(
+    { data: Type.Array(item.$id ? ref(item) : item), pagination: ref(Pagination) },
+    { $id, description: 'A page of the list; pass `pagination.cursor` back as `cursor` for the next one.' },
+  );
 
 /** Response headers as the OpenAPI document shows them (name → JSON schema with a description). */
 export type ResponseHeaders = Record<string, { type: 'integer' | 'string'; description: string }>;
 
-/** A success response's schema with the description (and headers) the OpenAPI document shows for it. */
-export const ok = <T extends TSchema>(schema: T, description: string, headers?: ResponseHeaders): T => ({
-  ...schema,
-  description,
-  ...(headers ? { headers } : {}),
-});
+/**
+ * A success response's schema with the description (and headers) the OpenAPI document shows for it. A named schema
+ * is referenced, not copied, so the document shows its component.
+ */
+export const ok = <T extends TSchema>(schema: T, description: string, headers?: ResponseHeaders): TUnsafe<Static<T>> =>
+  Type.Unsafe<Static<T>>({
+    ...(schema.$id ? ref(schema) : schema),
+    description,
+    ...(headers ? { headers } : {}),
+  });
 
 /** What every `/v1` answer carries: the key's rate limit (@fastify/rate-limit). */
 export const RATE_LIMIT_HEADERS: ResponseHeaders = {

@@ -1,6 +1,13 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TUnsafe, Type } from '@sinclair/typebox';
 import { ERROR_CATALOGUE, type ErrorCode, statusesOf } from '../../chains/domain/error-catalogue.ts';
 import { CHAIN_ERROR_CODES } from '../../chains/domain/payments.ts';
+import { ErrorSchema } from './common.ts';
+
+/** An error answer's body, as the routes' types see it. */
+type ErrorBody = Static<typeof ErrorSchema>;
+
+/** What the `enum` of an error response's `code` says. */
+const CODE_ENUM = 'The codes this response can carry (the error catalogue, for this route and status).';
 
 /**
  * Codes every route can answer, whatever it does: the request and its body as the framework reads them, the
@@ -33,15 +40,17 @@ const RETRY_AFTER: Record<number, string> = {
 };
 
 /**
- * The error responses of a route from the codes it can answer, one response per status. Each response's description
- * lists its codes as `- \`CODE\`: meaning` lines (what the contract test reads) and its schema is the error envelope.
+ * The error responses of a route from the codes it can answer, one response per status. Each response's schema is the
+ * error envelope with `code` narrowed to the codes of that status (`allOf`: the `Error` component, and `code` as an
+ * `enum`), so a generated client types `error.code` as their union; its description lists them as
+ * `- \`CODE\`: meaning` lines for people.
  */
-export function errorResponses(...codes: readonly ErrorCode[]): Record<number, TSchema> {
+export function errorResponses(...codes: readonly ErrorCode[]): Record<number, TUnsafe<ErrorBody>> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     for (const status of statusesOf(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const out: Record<number, TSchema> = {};
+  const out: Record<number, TUnsafe<ErrorBody>> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const lines = list.map((c) => {
       const e = ERROR_CATALOGUE[c];
@@ -49,9 +58,14 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
       return `- \`${c}\`: ${e.meaning}${context}`;
     });
     const retryAfter = RETRY_AFTER[status];
-    out[status] = Type.Ref('Error', {
-      description: `Error envelope \`{code, message, requestId, …}\`. Codes:\n${lines.join('\n')}`,
+    out[status] = Type.Unsafe<ErrorBody>({
+      // @fastify/swagger's key for the response's own description: the schema itself stays the bare envelope.
+      'x-response-description': `Error envelope \`{code, message, requestId, …}\`. Codes:\n${lines.join('\n')}`,
       ...(retryAfter ? { headers: { 'retry-after': { type: 'integer', description: retryAfter } } } : {}),
+      allOf: [
+        Type.Ref(ErrorSchema.$id!),
+        Type.Object({ code: Type.Unsafe<ErrorCode>({ type: 'string', enum: list, description: CODE_ENUM }) }),
+      ],
     });
   }
   return out;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { INTENT_KINDS, SOLANA_NETWORKS, TRANSACTION_STATUSES, TRANSFER_KINDS } from '../../chains/domain/payments.ts';
-import { LIMIT_PATTERN, Paginated, StringEnum } from './common.ts';
+import { LIMIT_PATTERN, Paginated, ref, StringEnum } from './common.ts';
 
 export const TransferBody = Type.Object(
   {
@@ -46,53 +46,44 @@ export const TransferBody = Type.Object(
   },
 );
 
-export const BroadcastResult = Type.Object({
-  signedTransaction: Type.String({ description: 'EVM: 0x raw transaction. SOLANA: base64 wire transaction.' }),
-  txHash: Type.String({ description: 'EVM transaction hash, or Solana signature (Base58).' }),
-  transactionId: Type.String({ description: 'The transaction record (also in header x-transaction-id).' }),
-  status: Type.String({
-    description:
-      'The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes).',
-  }),
-});
+/** estimate-fee's answer for an EVM wallet. */
+export const EvmFeeEstimate = Type.Object(
+  {
+    family: Type.Literal('EVM'),
+    chainId: Type.String(),
+    type: Type.Union([Type.Literal(0), Type.Literal(2)]),
+    gasLimit: Type.String({ description: 'Estimated gas plus the 20% buffer.' }),
+    maxFeePerGas: Type.Optional(Type.String()),
+    maxPriorityFeePerGas: Type.Optional(Type.String()),
+    gasPrice: Type.Optional(Type.String()),
+    baseFeePerGas: Type.Optional(Type.String()),
+    maxFee: Type.String({ description: 'gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be.' }),
+    expectedFee: Type.String({ description: 'gasLimit × (base fee + tip, or gasPrice), wei, at current prices.' }),
+  },
+  { $id: 'EvmFeeEstimate' },
+);
 
-export const SignOnlyTransferResult = Type.Object({
-  signedTransaction: Type.String(),
-});
+/** estimate-fee's answer for a SOLANA wallet. */
+export const SolanaFeeEstimate = Type.Object(
+  {
+    family: Type.Literal('SOLANA'),
+    network: Type.String(),
+    baseFee: Type.String({ description: 'Lamports per signature × signatures.' }),
+    computeUnitLimit: Type.String(),
+    computeUnitPriceMicroLamports: Type.String(),
+    priorityFee: Type.String({ description: 'computeUnitLimit × price / 10^6, rounded up, lamports.' }),
+    accountCreationRent: Type.String({
+      description: "Rent of the recipient's token account when the transfer creates it (not a fee), lamports.",
+    }),
+    totalFee: Type.String({ description: 'baseFee + priorityFee, lamports.' }),
+  },
+  { $id: 'SolanaFeeEstimate' },
+);
 
-export const FeeEstimateResult = Type.Union([
-  Type.Object(
-    {
-      family: Type.Literal('EVM'),
-      chainId: Type.String(),
-      type: Type.Union([Type.Literal(0), Type.Literal(2)]),
-      gasLimit: Type.String({ description: 'Estimated gas plus the 20% buffer.' }),
-      maxFeePerGas: Type.Optional(Type.String()),
-      maxPriorityFeePerGas: Type.Optional(Type.String()),
-      gasPrice: Type.Optional(Type.String()),
-      baseFeePerGas: Type.Optional(Type.String()),
-      maxFee: Type.String({ description: 'gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be.' }),
-      expectedFee: Type.String({ description: 'gasLimit × (base fee + tip, or gasPrice), wei, at current prices.' }),
-    },
-    { title: 'EvmFeeEstimate' },
-  ),
-  Type.Object(
-    {
-      family: Type.Literal('SOLANA'),
-      network: Type.String(),
-      baseFee: Type.String({ description: 'Lamports per signature × signatures.' }),
-      computeUnitLimit: Type.String(),
-      computeUnitPriceMicroLamports: Type.String(),
-      priorityFee: Type.String({ description: 'computeUnitLimit × price / 10^6, rounded up, lamports.' }),
-      accountCreationRent: Type.String({
-        description: "Rent of the recipient's token account when the transfer creates it (not a fee), lamports.",
-      }),
-      totalFee: Type.String({ description: 'baseFee + priorityFee, lamports.' }),
-    },
-    { title: 'SolanaFeeEstimate' },
-  ),
-]);
+/** estimate-fee's answer, by the wallet's family (`family`). */
+export const FeeEstimate = Type.Union([ref(EvmFeeEstimate), ref(SolanaFeeEstimate)], { $id: 'FeeEstimate' });
 
+/** A transaction record (spec: Transaction record). */
 export const TransactionRecord = Type.Object(
   {
     transactionId: Type.String(),
@@ -115,10 +106,10 @@ export const TransactionRecord = Type.Object(
     tokenAddress: Type.Optional(Type.String()),
     createdAt: Type.String({ format: 'date-time' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'TransactionRecord' },
 );
 
-export const TransactionList = Paginated(TransactionRecord);
+export const TransactionList = Paginated(TransactionRecord, 'TransactionList');
 
 export const ListTransactionsQuery = Type.Object(
   {

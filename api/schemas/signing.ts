@@ -176,36 +176,6 @@ export const SignAuthorizationBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const SignatureResult = Type.Object({
-  signature: Type.String({
-    description:
-      'Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature.',
-  }),
-});
-
-export const SignTransactionResult = Type.Object({
-  signedTransaction: Type.Optional(
-    Type.String({ description: 'EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope.' }),
-  ),
-  signature: Type.Optional(Type.String({ description: 'SUI: base64 serialized Sui signature.' })),
-  transaction: Type.Optional(Type.String({ description: 'SUI: the unchanged base64 BCS transaction data.' })),
-  txHash: Type.Optional(Type.String({ description: 'broadcast: true: EVM transaction hash or Solana signature.' })),
-  transactionId: Type.Optional(Type.String({ description: 'broadcast: true: the transaction record.' })),
-  status: Type.Optional(
-    Type.String({ description: 'broadcast: true: the record status when the answer left (submitted or pending).' }),
-  ),
-});
-
-export const SignedAuthorization = Type.Object({
-  address: Type.String(),
-  chainId: Type.Integer(),
-  nonce: Type.Integer(),
-  r: Type.String(),
-  s: Type.String(),
-  yParity: Type.Union([Type.Literal(0), Type.Literal(1)]),
-  signature: Type.String({ description: 'Hex without 0x: r‖s‖v (v = 27 + yParity).' }),
-});
-
 export const MigrateShareBody = Type.Object(
   {
     encryptedPayload: Type.String({
@@ -217,8 +187,12 @@ export const MigrateShareBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const EnclavePublicKey = Type.Object({
-  publicKey: Type.String({ description: 'P-256 public key, SPKI PEM.' }),
-  keyFingerprint: Type.String({ description: 'Hex SHA-256 of the SPKI DER; send it as the envelope keyId.' }),
-  generatedAt: Type.String({ format: 'date-time' }),
-});
+/** The enclave's share-migration key (spec: Enclave public key). */
+export const EnclavePublicKey = Type.Object(
+  {
+    publicKey: Type.String({ description: 'P-256 public key, SPKI PEM.' }),
+    keyFingerprint: Type.String({ description: 'Hex SHA-256 of the SPKI DER; send it as the envelope keyId.' }),
+    generatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'EnclavePublicKey' },
+);

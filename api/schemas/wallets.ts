@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   LIMIT_PATTERN,
+  Paginated,
   SchemeSchema,
   TEXT_PATTERN,
   UserIdentifierTypeSchema,
@@ -41,29 +42,39 @@ export const PatchWalletBody = Type.Object(
 
 export const WalletIdParams = Type.Object({ walletId: Type.String({ minLength: 1, maxLength: 128 }) });
 
-export const Wallet = Type.Object({
-  id: Type.String(),
-  type: WalletTypeSchema,
-  scheme: SchemeSchema,
-  status: WalletStatusSchema,
-  address: Type.Union([Type.String(), Type.Null()]),
-  publicKey: Type.Union([Type.String(), Type.Null()], {
-    description:
-      'Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI.',
-  }),
-  createdAt: Type.String({ format: 'date-time' }),
-  userIdentifier: Type.String(),
-  userIdentifierType: UserIdentifierTypeSchema,
-});
+/** A wallet as every wallet route answers it (spec: Wallet). */
+export const Wallet = Type.Object(
+  {
+    id: Type.String(),
+    type: WalletTypeSchema,
+    scheme: SchemeSchema,
+    status: WalletStatusSchema,
+    address: Type.Union([Type.String(), Type.Null()]),
+    publicKey: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI.',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    userIdentifier: Type.String(),
+    userIdentifierType: UserIdentifierTypeSchema,
+  },
+  { $id: 'Wallet' },
+);
 
-export const WalletListItem = Type.Object({
-  id: Type.String(),
-  type: WalletTypeSchema,
-  scheme: SchemeSchema,
-  status: WalletStatusSchema,
-  address: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-});
+/** A wallet as a list shows it: without its public key and user identifier. */
+export const WalletListItem = Type.Object(
+  {
+    id: Type.String(),
+    type: WalletTypeSchema,
+    scheme: SchemeSchema,
+    status: WalletStatusSchema,
+    address: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WalletListItem' },
+);
+
+export const WalletList = Paginated(WalletListItem, 'WalletList');
 
 export const ListWalletsQuery = Type.Object(
   {

@@ -33,57 +33,66 @@ export const EventWarning = Type.Object(
   { description: 'A selected event type that is stored but never sent.' },
 );
 
-export const WebhookEndpoint = Type.Object({
-  apiKeyId: Type.String(),
-  url: Type.String(),
-  events: Type.Array(Type.String(), { description: 'The selection as stored (as given, without duplicates).' }),
-  warnings: Type.Array(EventWarning, {
-    description:
-      'One entry per selected event type this service never sends (user.created, user.external_wallet_verified: it has no user system); always present, empty when every selected type is sent.',
-  }),
-  enabled: Type.Boolean(),
-  signatureFormat: SignatureFormatSchema,
-  secret: Type.Optional(Type.String({ description: 'Only in the answer that created the endpoint.' })),
-  previousSecretExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'Until then, deliveries carry a second signature made with the secret before the last rotation.',
-  }),
-  state: StringEnum(['healthy', 'failing'], {
-    description: '`failing`: a run of attempts failed; the endpoint is probed one delivery at a time.',
-  }),
-  consecutiveFailures: Type.Integer(),
-  nextProbeAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  deliveries: DeliveryCounts,
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
+export const WebhookEndpoint = Type.Object(
+  {
+    apiKeyId: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String(), { description: 'The selection as stored (as given, without duplicates).' }),
+    warnings: Type.Array(EventWarning, {
+      description:
+        'One entry per selected event type this service never sends (user.created, user.external_wallet_verified: it has no user system); always present, empty when every selected type is sent.',
+    }),
+    enabled: Type.Boolean(),
+    signatureFormat: SignatureFormatSchema,
+    secret: Type.Optional(Type.String({ description: 'Only in the answer that created the endpoint.' })),
+    previousSecretExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'Until then, deliveries carry a second signature made with the secret before the last rotation.',
+    }),
+    state: StringEnum(['healthy', 'failing'], {
+      description: '`failing`: a run of attempts failed; the endpoint is probed one delivery at a time.',
+    }),
+    consecutiveFailures: Type.Integer(),
+    nextProbeAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    deliveries: DeliveryCounts,
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { $id: 'WebhookEndpoint' },
+);
 
 /** The endpoint as read back: the same fields without any secret (the serializer writes only what is listed). */
-export const WebhookView = Type.Omit(WebhookEndpoint, ['secret']);
+export const WebhookView = Type.Omit(WebhookEndpoint, ['secret'], { $id: 'WebhookView' });
 
-export const RotatedWebhookSecret = Type.Object({
-  secret: Type.String({ description: 'Shown once.' }),
-  previousSecretExpiresAt: Type.String({ format: 'date-time' }),
-});
+export const RotatedWebhookSecret = Type.Object(
+  {
+    secret: Type.String({ description: 'Shown once.' }),
+    previousSecretExpiresAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'RotatedWebhookSecret' },
+);
 
-export const WebhookTestAccepted = Type.Object({ eventId: Type.String() });
+export const WebhookTestAccepted = Type.Object({ eventId: Type.String() }, { $id: 'WebhookTestAccepted' });
 
 export const DeliveryStatusSchema = StringEnum(['pending', 'delivered', 'dead']);
 
-export const Delivery = Type.Object({
-  eventId: Type.String(),
-  type: Type.Union([Type.String(), Type.Null()], { description: 'Null once the event is past retention.' }),
-  status: DeliveryStatusSchema,
-  attempts: Type.Integer(),
-  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  lastAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-  lastLatencyMs: Type.Union([Type.Integer(), Type.Null()]),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+export const Delivery = Type.Object(
+  {
+    eventId: Type.String(),
+    type: Type.Union([Type.String(), Type.Null()], { description: 'Null once the event is past retention.' }),
+    status: DeliveryStatusSchema,
+    attempts: Type.Integer(),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    lastLatencyMs: Type.Union([Type.Integer(), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'Delivery' },
+);
 
-export const DeliveryList = Paginated(Delivery);
+export const DeliveryList = Paginated(Delivery, 'DeliveryList');
 
 export const ListDeliveriesQuery = Type.Object(
   {
@@ -99,4 +108,4 @@ export const DeliveryParams = Type.Object({
   eventId: Type.String({ minLength: 1, maxLength: 128 }),
 });
 
-export const Redelivered = Type.Object({ redelivered: Type.Integer() });
+export const Redelivered = Type.Object({ redelivered: Type.Integer() }, { $id: 'Redelivered' });

@@ -8,12 +8,42 @@
  *   });
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { components, paths } from './schema.ts';
+import type { components, paths, webhooks } from './schema.ts';
 
-export type { components, paths };
+export type { components, paths, webhooks };
 
-/** The error envelope of every 4xx and 5xx answer: `code` (the service's error catalogue), `message`, `requestId`. */
-export type CustodyError = components['schemas']['Error'];
+/** The JSON bodies of an operation's 4xx and 5xx responses. */
+type ErrorBodies<Op> = Op extends { responses: infer R }
+  ? {
+      [S in keyof R]: `${S & number}` extends `${4 | 5}${string}`
+        ? R[S] extends { content: { 'application/json': infer B } }
+          ? B
+          : never
+        : never;
+    }[keyof R]
+  : never;
+
+/** Every operation of the partner API. */
+type Operation = { [P in keyof paths]: paths[P][Exclude<keyof paths[P], 'parameters'>] }[keyof paths];
+
+/**
+ * An error answer of any partner route: the envelope `{code, message, requestId, …context}`, with `code` one of the
+ * codes some route declares. A call's own `error` is narrower: its `code` is one of that route's codes only, so a
+ * `switch (error.code)` with a code the route cannot answer does not compile.
+ */
+export type CustodyError = ErrorBodies<Operation>;
+
+/** Every error code a partner route can answer (the service README's error table lists their meanings). */
+export type CustodyErrorCode = CustodyError['code'];
+
+/**
+ * The JSON body of a webhook delivery, any event the service sends: `switch (event.type)` narrows `data` to that
+ * event's fields. Verify the `webhook-signature` over the raw body before parsing it (the document's `webhooks` say
+ * how).
+ */
+export type CustodyWebhookEvent = {
+  [T in keyof webhooks]: webhooks[T]['post']['requestBody']['content']['application/json'];
+}[keyof webhooks];
 
 export interface CustodyClientOptions {
   /** Where the service's public listener is, e.g. `https://custody.example.com`. */

@@ -272,17 +272,673 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "wallet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `wallet.created`
+         * @description A wallet is ready: its key generation finished. Sent to the endpoint of the key that created it (an operator's pre-generated wallet: to every endpoint of the project).
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["walletCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.pregen_claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `wallet.pregen_claimed`
+         * @description A pre-generated wallet was claimed by its user: from now on REST signing refuses it. Sent to every endpoint of the project.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["walletPregenClaimedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.signed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `transaction.signed`
+         * @description The service signed for the wallet over REST: sign-message, sign-raw, sign-typed-data, sign-authorization, or sign-transaction without broadcast.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["transactionSignedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.broadcasted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.broadcasted`
+         * @description A transfer's node accepted the signed transaction.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendBroadcastedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.confirmed`
+         * @description A transfer is final on-chain and succeeded.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "send.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `send.failed`
+         * @description A transfer failed or reverted on-chain.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["sendFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rest.transaction.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `rest.transaction.confirmed`
+         * @description A transaction record (transfer, sign-transaction with broadcast, or a yield step) is confirmed on-chain.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["restTransactionConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rest.transaction.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `rest.transaction.failed`
+         * @description A transaction record reverted on-chain or failed. A `monitor_timeout` failure does not prove the chain failed it: fetch the record before acting on a late event.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["restTransactionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `test.ping`
+         * @description A test an operator asked for (POST /admin/v1/api-keys/{keyId}/webhook/test), whatever events the endpoint selected.
+         *
+         *     **Delivery.** A POST of the JSON envelope `{id, type, createdAt, data}` (`WebhookEvent`) to the HTTPS endpoint configured for the API key (operator API: PUT /admin/v1/api-keys/{keyId}/webhook), for the event types it selected. Delivery is at least once: deduplicate with `webhook-id`. Answer 2xx quickly; any other answer, or none in time, is retried later with backoff.
+         *
+         *     **Verifying it** (`signatureFormat: timestamp-body`, the default): the signed message is `<webhook-timestamp>.<raw body>`, the body bytes as received (not re-serialized JSON). Compute HMAC-SHA256 of it with the endpoint's secret (the whole `whsec_…` string is the key), base64-encode it, and compare it in constant time with each space-separated entry of `webhook-signature` after its `v1,` prefix: one match is enough (after a secret rotation the previous secret signs too, for 24 hours). Reject a `webhook-timestamp` more than 300 seconds old. With `signatureFormat: standard-webhooks` the signed message is `<webhook-id>.<webhook-timestamp>.<raw body>` and the key is the bytes the base64 after `whsec_` encodes, as the Standard Webhooks libraries verify it.
+         */
+        post: operations["testPingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description The JSON body of every webhook delivery. */
+        WebhookEvent: {
+            /** @description The event id, `evt_<uuid>`; equals the `webhook-id` header. */
+            id: string;
+            /**
+             * @description The event type: says what `data` holds.
+             * @enum {string}
+             */
+            type: "wallet.created" | "wallet.pregen_claimed" | "transaction.signed" | "send.broadcasted" | "send.confirmed" | "send.failed" | "rest.transaction.confirmed" | "rest.transaction.failed" | "test.ping";
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            createdAt: string;
+            /** @description The event's fields: which ones depends on `type`. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description `data` of `wallet.created`. */
+        WalletCreatedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /**
+             * @description The wallet type.
+             * @enum {string}
+             */
+            walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * Format: date-time
+             * @description When the wallet was created.
+             */
+            walletCreatedAt: string;
+        };
+        /** @description A `wallet.created` delivery. A wallet is ready: its key generation finished. Sent to the endpoint of the key that created it (an operator's pre-generated wallet: to every endpoint of the project). */
+        WalletCreatedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "wallet.created";
+            data: components["schemas"]["WalletCreatedData"];
+        };
+        /** @description `data` of `wallet.pregen_claimed`. */
+        WalletPregenClaimedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /**
+             * @description The wallet type.
+             * @enum {string}
+             */
+            walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * Format: date-time
+             * @description When the claim was recorded.
+             */
+            claimedAt: string;
+        };
+        /** @description A `wallet.pregen_claimed` delivery. A pre-generated wallet was claimed by its user: from now on REST signing refuses it. Sent to every endpoint of the project. */
+        WalletPregenClaimedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "wallet.pregen_claimed";
+            data: components["schemas"]["WalletPregenClaimedData"];
+        };
+        /** @description `data` of `transaction.signed`. */
+        TransactionSignedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The wallet's address. */
+            walletAddress: string;
+            /** @description The chain the signature is for: the EVM chain id (EVM transactions, authorizations, typed data whose domain has a chainId), the Solana network the request named, or the Stellar network passphrase; null otherwise (messages, raw bytes, Sui transactions). */
+            chainId: string | null;
+            /**
+             * Format: date-time
+             * @description When it was signed.
+             */
+            signedAt: string;
+        };
+        /** @description A `transaction.signed` delivery. The service signed for the wallet over REST: sign-message, sign-raw, sign-typed-data, sign-authorization, or sign-transaction without broadcast. */
+        TransactionSignedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "transaction.signed";
+            data: components["schemas"]["TransactionSignedData"];
+        };
+        /** @description `data` of `send.broadcasted`. */
+        SendBroadcastedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /**
+             * Format: date-time
+             * @description When the node accepted it.
+             */
+            broadcastedAt: string;
+        };
+        /** @description A `send.broadcasted` delivery. A transfer's node accepted the signed transaction. */
+        SendBroadcastedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.broadcasted";
+            data: components["schemas"]["SendBroadcastedData"];
+        };
+        /** @description `data` of `send.confirmed`. */
+        SendConfirmedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            confirmedAt: string;
+        };
+        /** @description A `send.confirmed` delivery. A transfer is final on-chain and succeeded. */
+        SendConfirmedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.confirmed";
+            data: components["schemas"]["SendConfirmedData"];
+        };
+        /** @description `data` of `send.failed`. */
+        SendFailedData: {
+            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            userId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description EVM transaction hash or Solana signature; null for a transfer that failed before it was signed. */
+            txHash: string | null;
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM chain id; absent for SOLANA. */
+            evmChainId?: string;
+            /** @description The chain serves development keys: Solana devnet or a test EVM chain. */
+            isDevnet: boolean;
+            /** @description What went wrong, when known. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the service saw it fail.
+             */
+            failedAt: string;
+        };
+        /** @description A `send.failed` delivery. A transfer failed or reverted on-chain. */
+        SendFailedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "send.failed";
+            data: components["schemas"]["SendFailedData"];
+        };
+        /** @description `data` of `rest.transaction.confirmed`. */
+        RestTransactionConfirmedData: {
+            /** @description The transaction record (`transactionId` of the broadcasting call). */
+            transactionId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The project. */
+            partnerId: string;
+            /**
+             * @description What wrote the record.
+             * @enum {string}
+             */
+            intentKind: "transfer" | "sign_transaction" | "yield";
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /** @description EVM transaction hash or Solana signature. */
+            hash: string;
+            /** @description The block (EVM) or slot (Solana) that includes it, decimal. */
+            blockNumber: string;
+            /** @description That block (or slot) hash. */
+            blockHash: string;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            resolvedAt: string;
+        };
+        /** @description A `rest.transaction.confirmed` delivery. A transaction record (transfer, sign-transaction with broadcast, or a yield step) is confirmed on-chain. */
+        RestTransactionConfirmedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "rest.transaction.confirmed";
+            data: components["schemas"]["RestTransactionConfirmedData"];
+        };
+        /** @description `data` of `rest.transaction.failed`. */
+        RestTransactionFailedData: {
+            /** @description The transaction record (`transactionId` of the broadcasting call). */
+            transactionId: string;
+            /** @description The wallet. */
+            walletId: string;
+            /** @description The project. */
+            partnerId: string;
+            /**
+             * @description What wrote the record.
+             * @enum {string}
+             */
+            intentKind: "transfer" | "sign_transaction" | "yield";
+            /**
+             * @description The wallet's type: EVM or SOLANA.
+             * @enum {string}
+             */
+            type: "EVM" | "SOLANA";
+            /**
+             * @description The final status of the record.
+             * @enum {string}
+             */
+            status: "reverted" | "failed";
+            /** @description The original transaction hash; null when it failed before it was signed. */
+            hash: string | null;
+            /**
+             * Format: date-time
+             * @description When the service saw it final.
+             */
+            resolvedAt: string;
+            /**
+             * @description Where it failed (status `failed` only).
+             * @enum {string}
+             */
+            failureStage?: "mpc_sign" | "signature_apply" | "signer_verify" | "broadcast" | "monitor_timeout";
+            /** @description Why, e.g. INSUFFICIENT_NATIVE_BALANCE, REPLACED (status `failed` only). */
+            failureCode?: string;
+            /** @description Detail text (status `failed` only). */
+            failureMessage?: string;
+        };
+        /** @description A `rest.transaction.failed` delivery. A transaction record reverted on-chain or failed. A `monitor_timeout` failure does not prove the chain failed it: fetch the record before acting on a late event. */
+        RestTransactionFailedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "rest.transaction.failed";
+            data: components["schemas"]["RestTransactionFailedData"];
+        };
+        /** @description `data` of `test.ping`. */
+        TestPingData: {
+            /** @description The API key whose endpoint is tested. */
+            apiKeyId: string;
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             */
+            pingedAt: string;
+        };
+        /** @description A `test.ping` delivery. A test an operator asked for (POST /admin/v1/api-keys/{keyId}/webhook/test), whatever events the endpoint selected. */
+        TestPingEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {string} */
+            type: "test.ping";
+            data: components["schemas"]["TestPingData"];
+        };
         Error: {
-            /** @description Machine-readable code, e.g. WALLET_ALREADY_EXISTS */
+            /** @description Machine-readable code, e.g. WALLET_ALREADY_EXISTS. Each error response narrows it to the codes it can carry. */
             code: string;
             /** @description Human-readable detail naming the problem */
             message: string;
             requestId?: string;
         } & {
             [key: string]: unknown;
+        };
+        Pagination: {
+            /** @description Opaque; pass back as `cursor` */
+            cursor: string | null;
+            hasMore: boolean;
+            limit: number;
+        };
+        Wallet: {
+            id: string;
+            /**
+             * @description Wallet type; fixed at creation.
+             * @enum {string}
+             */
+            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+             * @enum {string}
+             */
+            scheme: "DKLS" | "ED25519";
+            /** @enum {string} */
+            status: "creating" | "ready";
+            address: string | null;
+            /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
+            publicKey: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            userIdentifier: string;
+            /**
+             * @description Kind of the partner's user identifier.
+             * @enum {string}
+             */
+            userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
+        };
+        WalletListItem: {
+            id: string;
+            /**
+             * @description Wallet type; fixed at creation.
+             * @enum {string}
+             */
+            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+            /**
+             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
+             * @enum {string}
+             */
+            scheme: "DKLS" | "ED25519";
+            /** @enum {string} */
+            status: "creating" | "ready";
+            address: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        WalletList: {
+            data: components["schemas"]["WalletListItem"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Signature: {
+            /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
+            signature: string;
+        };
+        SignedTransaction: {
+            /** @description EVM: 0x-hex raw transaction; SOLANA: base64 wire transaction; STELLAR: base64 XDR envelope. */
+            signedTransaction: string;
+        };
+        SuiSignedTransaction: {
+            /** @description Base64 serialized Sui signature. */
+            signature: string;
+            /** @description The unchanged base64 BCS transaction data. */
+            transaction: string;
+        };
+        BroadcastResult: {
+            /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
+            signedTransaction: string;
+            /** @description EVM transaction hash, or Solana signature (Base58). */
+            txHash: string;
+            /** @description The transaction record (also in header x-transaction-id). */
+            transactionId: string;
+            /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
+            status: string;
+        };
+        SignTransactionResult: components["schemas"]["BroadcastResult"] | components["schemas"]["SignedTransaction"] | components["schemas"]["SuiSignedTransaction"];
+        TransferResult: components["schemas"]["BroadcastResult"] | components["schemas"]["SignedTransaction"];
+        SignedAuthorization: {
+            address: string;
+            chainId: number;
+            nonce: number;
+            r: string;
+            s: string;
+            yParity: 0 | 1;
+            /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
+            signature: string;
+        };
+        EvmFeeEstimate: {
+            /** @enum {string} */
+            family: "EVM";
+            chainId: string;
+            type: 0 | 2;
+            /** @description Estimated gas plus the 20% buffer. */
+            gasLimit: string;
+            maxFeePerGas?: string;
+            maxPriorityFeePerGas?: string;
+            gasPrice?: string;
+            baseFeePerGas?: string;
+            /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
+            maxFee: string;
+            /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
+            expectedFee: string;
+        };
+        SolanaFeeEstimate: {
+            /** @enum {string} */
+            family: "SOLANA";
+            network: string;
+            /** @description Lamports per signature × signatures. */
+            baseFee: string;
+            computeUnitLimit: string;
+            computeUnitPriceMicroLamports: string;
+            /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
+            priorityFee: string;
+            /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
+            accountCreationRent: string;
+            /** @description baseFee + priorityFee, lamports. */
+            totalFee: string;
+        };
+        FeeEstimate: components["schemas"]["EvmFeeEstimate"] | components["schemas"]["SolanaFeeEstimate"];
+        TransactionRecord: {
+            transactionId: string;
+            /** @description transfer, sign_transaction or yield. */
+            intentKind: string;
+            /** @description Wallet type: EVM or SOLANA. */
+            type: string;
+            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
+            status: string;
+            hash: string | null;
+            blockNumber?: string;
+            blockHash?: string;
+            failureStage?: string;
+            failureCode?: string;
+            failureMessage?: string;
+            monitoring?: {
+                [key: string]: unknown;
+            };
+            chainId?: string;
+            network?: string;
+            to?: string;
+            value?: string;
+            tokenAddress?: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        TransactionList: {
+            data: components["schemas"]["TransactionRecord"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        EnclavePublicKey: {
+            /** @description P-256 public key, SPKI PEM. */
+            publicKey: string;
+            /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
+            keyFingerprint: string;
+            /** Format: date-time */
+            generatedAt: string;
         };
     };
     responses: never;
@@ -325,32 +981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /**
-                             * @description Wallet type; fixed at creation.
-                             * @enum {string}
-                             */
-                            type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                            /**
-                             * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                             * @enum {string}
-                             */
-                            scheme: "DKLS" | "ED25519";
-                            /** @enum {string} */
-                            status: "creating" | "ready";
-                            address: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                        pagination: {
-                            /** @description Opaque; pass back as `cursor` */
-                            cursor: string | null;
-                            hasMore: boolean;
-                            limit: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["WalletList"];
                 };
             };
             /**
@@ -364,7 +995,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
                 };
             };
             /**
@@ -377,7 +1014,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -389,7 +1032,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -401,7 +1050,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -413,7 +1068,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -425,7 +1086,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -439,7 +1106,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -451,7 +1124,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -469,7 +1148,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -526,32 +1211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -564,7 +1224,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
                 };
             };
             /**
@@ -577,7 +1243,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -589,7 +1261,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -601,7 +1279,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_ALREADY_EXISTS";
+                    };
                 };
             };
             /**
@@ -613,7 +1297,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -625,7 +1315,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -637,7 +1333,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -651,7 +1353,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -666,7 +1374,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "KEY_GENERATION_FAILED" | "USER_SHARE_UNAVAILABLE" | "ACTOR_FAULTED";
+                    };
                 };
             };
             /**
@@ -689,7 +1403,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "KEY_GENERATION_FAILED" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY" | "SERVICE_STOPPING";
+                    };
                 };
             };
         };
@@ -717,32 +1437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -755,7 +1450,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
                 };
             };
             /**
@@ -768,7 +1469,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -780,7 +1487,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -792,7 +1505,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -804,7 +1523,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -816,7 +1541,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -828,7 +1559,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -842,7 +1579,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -854,7 +1597,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -872,7 +1621,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -912,32 +1667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -951,7 +1681,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY";
+                    };
                 };
             };
             /**
@@ -964,7 +1700,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -977,7 +1719,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED";
+                    };
                 };
             };
             /**
@@ -989,7 +1737,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -1001,7 +1755,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_ALREADY_EXISTS";
+                    };
                 };
             };
             /**
@@ -1013,7 +1773,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -1025,7 +1791,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -1037,7 +1809,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -1051,7 +1829,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -1063,7 +1847,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -1081,7 +1871,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -1121,10 +1917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1139,7 +1932,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION";
+                    };
                 };
             };
             /**
@@ -1152,7 +1951,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1168,7 +1973,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                    };
                 };
             };
             /**
@@ -1180,7 +1991,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -1192,7 +2009,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -1204,7 +2027,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -1216,7 +2045,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -1230,7 +2065,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -1243,7 +2084,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH";
+                    };
                 };
             };
             /**
@@ -1264,7 +2111,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY";
+                    };
                 };
             };
         };
@@ -1304,10 +2157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1322,7 +2172,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION";
+                    };
                 };
             };
             /**
@@ -1335,7 +2191,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1351,7 +2213,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                    };
                 };
             };
             /**
@@ -1363,7 +2231,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -1375,7 +2249,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -1387,7 +2267,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -1399,7 +2285,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -1413,7 +2305,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -1426,7 +2324,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH";
+                    };
                 };
             };
             /**
@@ -1447,7 +2351,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY";
+                    };
                 };
             };
         };
@@ -1528,20 +2438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EVM: 0x-hex raw transaction; SOLANA: base64; STELLAR: base64 XDR envelope. */
-                        signedTransaction?: string;
-                        /** @description SUI: base64 serialized Sui signature. */
-                        signature?: string;
-                        /** @description SUI: the unchanged base64 BCS transaction data. */
-                        transaction?: string;
-                        /** @description broadcast: true: EVM transaction hash or Solana signature. */
-                        txHash?: string;
-                        /** @description broadcast: true: the transaction record. */
-                        transactionId?: string;
-                        /** @description broadcast: true: the record status when the answer left (submitted or pending). */
-                        status?: string;
-                    };
+                    "application/json": components["schemas"]["SignTransactionResult"];
                 };
             };
             /**
@@ -1568,7 +2465,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION" | "BROADCAST_NOT_SUPPORTED" | "CHAIN_NOT_CONFIGURED" | "AUTO_RETRY_NOT_SUPPORTED" | "ADDRESS_SCREENING_UNAVAILABLE" | "INSUFFICIENT_NATIVE_BALANCE" | "INSUFFICIENT_TOKEN_BALANCE" | "EXECUTION_FAILED" | "NONCE_TOO_LOW" | "BLOCKHASH_EXPIRED" | "TRANSACTION_REJECTED" | "INVALID_TOKEN" | "RPC_UNAVAILABLE";
+                    };
                 };
             };
             /**
@@ -1581,7 +2484,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1598,7 +2507,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1610,7 +2525,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -1622,7 +2543,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_TRANSACTION_UNRESOLVED";
+                    };
                 };
             };
             /**
@@ -1634,7 +2561,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -1646,7 +2579,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -1658,7 +2597,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -1672,7 +2617,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -1687,7 +2638,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH" | "SIGNING_FAILED" | "ACTOR_FAULTED";
+                    };
                 };
             };
             /**
@@ -1711,7 +2668,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY" | "RPC_UNAVAILABLE" | "SIGNING_INTERRUPTED" | "SERVICE_STOPPING";
+                    };
                 };
             };
         };
@@ -1757,10 +2720,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Hex without 0x (EVM: r‖s‖v, 65 bytes; COSMOS: r‖s, 64 bytes; Ed25519: 64 bytes); SUI messages: base64 serialized Sui signature. */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["Signature"];
                 };
             };
             /**
@@ -1775,7 +2735,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION";
+                    };
                 };
             };
             /**
@@ -1788,7 +2754,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1804,7 +2776,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                    };
                 };
             };
             /**
@@ -1816,7 +2794,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -1828,7 +2812,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -1840,7 +2830,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -1852,7 +2848,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -1866,7 +2868,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -1879,7 +2887,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH";
+                    };
                 };
             };
             /**
@@ -1900,7 +2914,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY";
+                    };
                 };
             };
         };
@@ -1940,16 +2960,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        address: string;
-                        chainId: number;
-                        nonce: number;
-                        r: string;
-                        s: string;
-                        yParity: 0 | 1;
-                        /** @description Hex without 0x: r‖s‖v (v = 27 + yParity). */
-                        signature: string;
-                    };
+                    "application/json": components["schemas"]["SignedAuthorization"];
                 };
             };
             /**
@@ -1964,7 +2975,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION";
+                    };
                 };
             };
             /**
@@ -1977,7 +2994,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -1993,7 +3016,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                    };
                 };
             };
             /**
@@ -2005,7 +3034,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -2017,7 +3052,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -2029,7 +3070,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -2041,7 +3088,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -2055,7 +3108,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -2068,7 +3127,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH";
+                    };
                 };
             };
             /**
@@ -2089,7 +3154,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY";
+                    };
                 };
             };
         };
@@ -2157,18 +3228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EVM: 0x raw transaction. SOLANA: base64 wire transaction. */
-                        signedTransaction: string;
-                        /** @description EVM transaction hash, or Solana signature (Base58). */
-                        txHash: string;
-                        /** @description The transaction record (also in header x-transaction-id). */
-                        transactionId: string;
-                        /** @description The record status when the answer left: submitted (the node accepted the bytes) or pending (the node did not answer yet; the service keeps sending the same bytes). */
-                        status: string;
-                    } | {
-                        signedTransaction: string;
-                    };
+                    "application/json": components["schemas"]["TransferResult"];
                 };
             };
             /**
@@ -2195,7 +3255,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION" | "BROADCAST_NOT_SUPPORTED" | "CHAIN_NOT_CONFIGURED" | "AUTO_RETRY_NOT_SUPPORTED" | "ADDRESS_SCREENING_UNAVAILABLE" | "INSUFFICIENT_NATIVE_BALANCE" | "INSUFFICIENT_TOKEN_BALANCE" | "EXECUTION_FAILED" | "NONCE_TOO_LOW" | "BLOCKHASH_EXPIRED" | "TRANSACTION_REJECTED" | "INVALID_TOKEN" | "RPC_UNAVAILABLE";
+                    };
                 };
             };
             /**
@@ -2208,7 +3274,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2225,7 +3297,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2237,7 +3315,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -2249,7 +3333,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_TRANSACTION_UNRESOLVED";
+                    };
                 };
             };
             /**
@@ -2261,7 +3351,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -2273,7 +3369,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -2285,7 +3387,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -2299,7 +3407,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -2314,7 +3428,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH" | "SIGNING_FAILED" | "ACTOR_FAULTED";
+                    };
                 };
             };
             /**
@@ -2338,7 +3458,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY" | "RPC_UNAVAILABLE" | "SIGNING_INTERRUPTED" | "SERVICE_STOPPING";
+                    };
                 };
             };
         };
@@ -2404,36 +3530,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        family: "EVM";
-                        chainId: string;
-                        type: 0 | 2;
-                        /** @description Estimated gas plus the 20% buffer. */
-                        gasLimit: string;
-                        maxFeePerGas?: string;
-                        maxPriorityFeePerGas?: string;
-                        gasPrice?: string;
-                        baseFeePerGas?: string;
-                        /** @description gasLimit × (maxFeePerGas or gasPrice), wei: the most the fee can be. */
-                        maxFee: string;
-                        /** @description gasLimit × (base fee + tip, or gasPrice), wei, at current prices. */
-                        expectedFee: string;
-                    } | {
-                        /** @enum {string} */
-                        family: "SOLANA";
-                        network: string;
-                        /** @description Lamports per signature × signatures. */
-                        baseFee: string;
-                        computeUnitLimit: string;
-                        computeUnitPriceMicroLamports: string;
-                        /** @description computeUnitLimit × price / 10^6, rounded up, lamports. */
-                        priorityFee: string;
-                        /** @description Rent of the recipient's token account when the transfer creates it (not a fee), lamports. */
-                        accountCreationRent: string;
-                        /** @description baseFee + priorityFee, lamports. */
-                        totalFee: string;
-                    };
+                    "application/json": components["schemas"]["FeeEstimate"];
                 };
             };
             /**
@@ -2456,7 +3553,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "UNSUPPORTED_OPERATION" | "CHAIN_NOT_CONFIGURED" | "RPC_UNAVAILABLE" | "INVALID_TOKEN" | "EXECUTION_FAILED" | "INSUFFICIENT_NATIVE_BALANCE" | "INSUFFICIENT_TOKEN_BALANCE" | "AUTO_RETRY_NOT_SUPPORTED" | "ADDRESS_SCREENING_UNAVAILABLE";
+                    };
                 };
             };
             /**
@@ -2469,7 +3572,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2486,7 +3595,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2498,7 +3613,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -2510,7 +3631,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -2522,7 +3649,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -2534,7 +3667,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -2548,7 +3687,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -2561,7 +3706,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR" | "SIGNER_MISMATCH";
+                    };
                 };
             };
             /**
@@ -2583,7 +3734,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT" | "SERVICE_BUSY" | "RPC_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2617,39 +3774,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            transactionId: string;
-                            /** @description transfer, sign_transaction or yield. */
-                            intentKind: string;
-                            /** @description Wallet type: EVM or SOLANA. */
-                            type: string;
-                            /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                            status: string;
-                            hash: string | null;
-                            blockNumber?: string;
-                            blockHash?: string;
-                            failureStage?: string;
-                            failureCode?: string;
-                            failureMessage?: string;
-                            monitoring?: {
-                                [key: string]: unknown;
-                            };
-                            chainId?: string;
-                            network?: string;
-                            to?: string;
-                            value?: string;
-                            tokenAddress?: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                        pagination: {
-                            /** @description Opaque; pass back as `cursor` */
-                            cursor: string | null;
-                            hasMore: boolean;
-                            limit: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["TransactionList"];
                 };
             };
             /**
@@ -2663,7 +3788,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
                 };
             };
             /**
@@ -2676,7 +3807,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2688,7 +3825,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -2701,7 +3844,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND" | "TRANSACTION_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -2713,7 +3862,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -2725,7 +3880,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -2737,7 +3898,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -2751,7 +3918,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -2763,7 +3936,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -2781,7 +3960,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2810,31 +3995,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        transactionId: string;
-                        /** @description transfer, sign_transaction or yield. */
-                        intentKind: string;
-                        /** @description Wallet type: EVM or SOLANA. */
-                        type: string;
-                        /** @description pending, submitted, confirmed, reverted, failed. Treat values you do not know as non-terminal. */
-                        status: string;
-                        hash: string | null;
-                        blockNumber?: string;
-                        blockHash?: string;
-                        failureStage?: string;
-                        failureCode?: string;
-                        failureMessage?: string;
-                        monitoring?: {
-                            [key: string]: unknown;
-                        };
-                        chainId?: string;
-                        network?: string;
-                        to?: string;
-                        value?: string;
-                        tokenAddress?: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["TransactionRecord"];
                 };
             };
             /**
@@ -2848,7 +4009,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
                 };
             };
             /**
@@ -2861,7 +4028,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -2873,7 +4046,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -2886,7 +4065,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND" | "TRANSACTION_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -2898,7 +4083,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -2910,7 +4101,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -2922,7 +4119,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -2936,7 +4139,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -2948,7 +4157,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -2966,7 +4181,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2992,14 +4213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description P-256 public key, SPKI PEM. */
-                        publicKey: string;
-                        /** @description Hex SHA-256 of the SPKI DER; send it as the envelope keyId. */
-                        keyFingerprint: string;
-                        /** Format: date-time */
-                        generatedAt: string;
-                    };
+                    "application/json": components["schemas"]["EnclavePublicKey"];
                 };
             };
             /**
@@ -3012,7 +4226,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
                 };
             };
             /**
@@ -3025,7 +4245,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -3037,7 +4263,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
                 };
             };
             /**
@@ -3049,7 +4281,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -3061,7 +4299,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -3073,7 +4317,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -3087,7 +4337,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -3099,7 +4355,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -3119,7 +4381,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT";
+                    };
                 };
             };
         };
@@ -3154,32 +4422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Wallet type; fixed at creation.
-                         * @enum {string}
-                         */
-                        type: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
-                        /**
-                         * @description DKLS = secp256k1, ED25519 = ed25519. Defaults: DKLS for EVM and COSMOS, ED25519 otherwise.
-                         * @enum {string}
-                         */
-                        scheme: "DKLS" | "ED25519";
-                        /** @enum {string} */
-                        status: "creating" | "ready";
-                        address: string | null;
-                        /** @description Hex, no 0x: secp256k1 uncompressed (65 bytes) for EVM, compressed (33 bytes) for COSMOS; ed25519 (32 bytes) for SOLANA, STELLAR, SUI. */
-                        publicKey: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        userIdentifier: string;
-                        /**
-                         * @description Kind of the partner's user identifier.
-                         * @enum {string}
-                         */
-                        userIdentifierType: "CUSTOM_ID" | "EMAIL" | "PHONE";
-                    };
+                    "application/json": components["schemas"]["Wallet"];
                 };
             };
             /**
@@ -3195,7 +4438,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "WALLET_NOT_READY" | "INVALID_PAYLOAD" | "PAYLOAD_WALLET_MISMATCH";
+                    };
                 };
             };
             /**
@@ -3208,7 +4457,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
                 };
             };
             /**
@@ -3221,7 +4476,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED";
+                    };
                 };
             };
             /**
@@ -3233,7 +4494,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
                 };
             };
             /**
@@ -3245,7 +4512,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "SHARE_ALREADY_MIGRATED";
+                    };
                 };
             };
             /**
@@ -3257,7 +4530,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
             /**
@@ -3269,7 +4548,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
                 };
             };
             /**
@@ -3281,7 +4566,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
             /**
@@ -3295,7 +4586,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
             /**
@@ -3307,7 +4604,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
                 };
             };
             /**
@@ -3327,8 +4630,347 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT";
+                    };
                 };
+            };
+        };
+    };
+    walletCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `wallet.created` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    walletPregenClaimedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `wallet.pregen_claimed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletPregenClaimedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionSignedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `transaction.signed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionSignedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendBroadcastedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.broadcasted` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendBroadcastedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.confirmed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sendFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `send.failed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    restTransactionConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `rest.transaction.confirmed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestTransactionConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    restTransactionFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `rest.transaction.failed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestTransactionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    testPingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_<uuid>`), equal to the body's `id` and the same on every retry: deduplicate with it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent (each retry has its own); part of the signed message. Reject one more than 300 seconds old. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of the signed message, one per active secret, space-separated (two after a secret rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test.ping` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestPingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received (also no answer in time): the delivery is tried again later with backoff, a limited number of times. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,10 +1,12 @@
 /**
  * The API contract as a test run observes it: every answer a service gave during a suite (the admin listener's
  * `http_requests_total` and `http_error_answers_total`) must be in its route's entry of the OpenAPI documents, the
- * status among the route's responses and, for an error, its code among the codes that response lists. The test
+ * status among the route's responses and, for an error, its code in the `code` enum of that response. The test
  * service runs this when it stops, so every suite that starts one checks the answers it provoked.
  */
-type Doc = { paths: Record<string, Record<string, { responses?: Record<string, { description?: string }> }>> };
+import { type DocumentedResponse, enumCodes } from './openapi-codes.ts';
+
+type Doc = { paths: Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>> };
 
 /** Parses Prometheus text lines of `metric` into their label sets. */
 function samples(text: string, metric: string): Array<Record<string, string>> {
@@ -18,11 +20,6 @@ function samples(text: string, metric: string): Array<Record<string, string>> {
     out.push(labels);
   }
   return out;
-}
-
-/** The codes an OpenAPI response description lists (`- \`CODE\`: …` lines). */
-function listedCodes(description: string | undefined): Set<string> {
-  return new Set([...(description ?? '').matchAll(/^- `([A-Z0-9_]+)`/gm)].map((m) => m[1]!));
 }
 
 export async function contractViolations(svc: {
@@ -64,7 +61,7 @@ export async function contractViolations(svc: {
     }
     const response = op.responses?.[status];
     if (!response) violations.add(`${where}: status not among the route's responses`);
-    else if (code !== undefined && !listedCodes(response.description).has(code)) {
+    else if (code !== undefined && !enumCodes(response)?.includes(code)) {
       violations.add(`${where}: code not listed for this status`);
     }
   }

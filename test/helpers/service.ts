@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type Config, loadConfig } from '../../api/config.ts';
 import { type RunningApi, startApi } from '../../api/server.ts';
 import { contractViolations } from './contract-check.ts';
+import { eventViolations } from './event-contract-check.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -198,11 +199,16 @@ export async function startTestService(
     async stop({ keepData = false }: { keepData?: boolean } = {}) {
       // Every answer of the suite against the OpenAPI documents (test/helpers/contract-check.ts).
       const violations = await contractViolations(svc).catch((err: Error) => [`contract check failed: ${err.message}`]);
+      // Every event it wrote against the public document's webhooks (test/helpers/event-contract-check.ts).
+      const events = await eventViolations(svc).catch((err: Error) => [`event check failed: ${err.message}`]);
       await api.close().catch(() => undefined);
       await stopProcess(enclave);
       if (!keepData) fs.rmSync(dataDir, { recursive: true, force: true });
       if (violations.length > 0) {
         throw new Error(`answers outside the API contract (OpenAPI documents):\n  ${violations.join('\n  ')}`);
+      }
+      if (events.length > 0) {
+        throw new Error(`events outside the API contract (OpenAPI webhooks):\n  ${events.join('\n  ')}`);
       }
     },
   };

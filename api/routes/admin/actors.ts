@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ActorDetail, ActorIdParams, ActorListQuery, ActorSummary } from '../../schemas/actors.ts';
-import { ok, Paginated } from '../../schemas/common.ts';
+import { ActorDetail, ActorIdParams, ActorList, ActorListQuery } from '../../schemas/actors.ts';
+import { ok } from '../../schemas/common.ts';
 import { adminErrors } from '../../schemas/errors.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 
@@ -18,7 +18,7 @@ export const actorAdminRoutes: FastifyPluginAsyncTypebox<{ actors: ActorsAdmin }
         description:
           'Actors that are not finished (wallets being created, payments being sent or watched), filtered by machine, state or faulted, in the list envelope.',
         querystring: ActorListQuery,
-        response: { 200: ok(Paginated(ActorSummary), 'A page of actors.'), ...adminErrors('INVALID_CURSOR') },
+        response: { 200: ok(ActorList, 'A page of actors.'), ...adminErrors('INVALID_CURSOR') },
       },
     },
     async (req) => actors.list(req.query),

@@ -1,18 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
 import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
 import {
-  BroadcastResult,
-  FeeEstimateResult,
+  FeeEstimate,
   ListTransactionsQuery,
-  SignOnlyTransferResult,
   TransactionList,
   TransactionParams,
   TransactionRecord,
   TransferBody,
 } from '../../schemas/payments.ts';
+import { TransferResult } from '../../schemas/signature-results.ts';
 import { WalletIdParams } from '../../schemas/wallets.ts';
 import type { PaymentService } from '../../services/payments.ts';
 
@@ -65,7 +63,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         body: TransferBody,
         response: {
           200: ok(
-            Type.Union([BroadcastResult, SignOnlyTransferResult]),
+            TransferResult,
             'Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only.',
             { ...RATE_LIMIT_HEADERS, ...TRANSACTION_ID_HEADER },
           ),
@@ -90,7 +88,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
         params: WalletIdParams,
         body: TransferBody,
         response: {
-          200: ok(FeeEstimateResult, 'The fee estimate of the transfer.', RATE_LIMIT_HEADERS),
+          200: ok(FeeEstimate, 'The fee estimate of the transfer.', RATE_LIMIT_HEADERS),
           ...FEE_ERRORS,
         },
       },

@@ -1,15 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
 import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
+import { Signature, SignedAuthorization, SignTransactionResult } from '../../schemas/signature-results.ts';
 import {
   SignAuthorizationBody,
-  SignatureResult,
-  SignedAuthorization,
   SignMessageBody,
   SignRawBody,
   SignTransactionBody,
   SignTransactionBodyDocumented,
-  SignTransactionResult,
   SignTypedDataBody,
 } from '../../schemas/signing.ts';
 import { WalletIdParams } from '../../schemas/wallets.ts';
@@ -43,7 +41,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
           'EVM: EIP-191 + Keccak-256, 65-byte r‖s‖v hex. COSMOS: secp256k1 over SHA-256 of the UTF-8 bytes, 64-byte r‖s hex. SOLANA, STELLAR: Ed25519 over the UTF-8 bytes, hex. SUI: PersonalMessage intent, base64 serialized Sui signature. On SOLANA, COSMOS, STELLAR and SUI wallets this counts as a raw signature for policies.',
         body: SignMessageBody,
         response: {
-          200: ok(SignatureResult, 'The signature, in the format of the wallet type.', RATE_LIMIT_HEADERS),
+          200: ok(Signature, 'The signature, in the format of the wallet type.', RATE_LIMIT_HEADERS),
           ...SIGNING_ERRORS,
         },
       },
@@ -62,7 +60,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
           'secp256k1 wallets sign a 32-byte digest (EVM: 65-byte r‖s‖v hex; COSMOS: 64-byte r‖s hex, the route for Cosmos transactions with the SHA-256 of the SignDoc bytes); Ed25519 wallets sign the bytes (64-byte hex). A raw signature for policies.',
         body: SignRawBody,
         response: {
-          200: ok(SignatureResult, 'The signature of exactly the given bytes.', RATE_LIMIT_HEADERS),
+          200: ok(Signature, 'The signature of exactly the given bytes.', RATE_LIMIT_HEADERS),
           ...SIGNING_ERRORS,
         },
       },
@@ -110,7 +108,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         description: 'EIP712Domain is derived from domain and must not be in types.',
         body: SignTypedDataBody,
         response: {
-          200: ok(SignatureResult, 'The EIP-712 signature, 65-byte r‖s‖v hex.', RATE_LIMIT_HEADERS),
+          200: ok(Signature, 'The EIP-712 signature, 65-byte r‖s‖v hex.', RATE_LIMIT_HEADERS),
           ...SIGNING_ERRORS,
         },
       },

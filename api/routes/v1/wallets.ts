@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ok, Paginated, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
+import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
 import { partnerErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import {
   CreateWalletBody,
@@ -7,7 +7,7 @@ import {
   PatchWalletBody,
   Wallet,
   WalletIdParams,
-  WalletListItem,
+  WalletList,
 } from '../../schemas/wallets.ts';
 import type { WalletService } from '../../services/wallets.ts';
 
@@ -52,7 +52,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
         querystring: ListWalletsQuery,
         response: {
           200: ok(
-            Paginated(WalletListItem),
+            WalletList,
             "A page of the project's wallets, newest first, in the list envelope.",
             RATE_LIMIT_HEADERS,
           ),
