@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
-import { paymentFamilies } from '../chains/payment-families.ts';
+import { chainsFileSections } from '../chains/chains-file-sections.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 
@@ -19,7 +19,7 @@ const YieldEntry = Type.Object(
 export const ChainsFileSchema = Type.Object(
   {
     ...Object.fromEntries(
-      Object.values(paymentFamilies).map((f) => [f.chainsFile.section, Type.Optional(Type.Array(f.chainsFile.entry))]),
+      Object.values(chainsFileSections).map((c) => [c.section, Type.Optional(Type.Array(c.entry))]),
     ),
     yield: Type.Optional(Type.Array(YieldEntry)),
   },
@@ -93,8 +93,7 @@ export function readChainsFile(file: string): { chains: ChainsFile; problems: st
   if (problems.length > 0) return { chains: {}, problems };
   const chains = raw as ChainsFile;
   const dup = (xs: string[]) => xs.filter((x, i) => xs.indexOf(x) !== i);
-  for (const family of Object.values(paymentFamilies)) {
-    const { section, read } = family.chainsFile;
+  for (const { section, read } of Object.values(chainsFileSections)) {
     for (const ref of dup((chains[section] ?? []).map((entry) => read(entry).chainRef))) {
       problems.push(`CHAINS_FILE ${file}: ${section} chain ${ref} is listed twice`);
     }

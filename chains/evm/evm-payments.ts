@@ -1,6 +1,4 @@
-import { Type } from '@sinclair/typebox';
 import { ChainInputError } from '../chain-input-error.ts';
-import { ChainEnvironmentSchema, RpcUrlSchema } from '../chains-file-entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { ChainEnvironment } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
@@ -10,6 +8,7 @@ import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts'
 import type { Secp256k1Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { createEvmChain } from './evm-chain.ts';
+import { evmChainsFile } from './evm-chains-file.ts';
 import { type EvmTransactionInput, prepareEvmTransaction } from './prepare-evm-transaction.ts';
 import { recoverEvmTransactionSigner } from './recover-evm-transaction-signer.ts';
 import { serializeSignedEvmTransaction } from './serialize-signed-evm-transaction.ts';
@@ -127,18 +126,7 @@ export const evmPayments: PaymentFamilyAdapter<EvmPaymentPayload> = {
 
   isDevnet: (_chainRef, environment: ChainEnvironment) => environment === 'development',
 
-  chainsFile: {
-    section: 'evm',
-    entry: Type.Object(
-      { chainId: Type.Integer({ minimum: 1 }), rpcUrl: RpcUrlSchema, environment: ChainEnvironmentSchema },
-      { additionalProperties: false },
-    ),
-    read: (entry) => ({
-      chainRef: String(entry['chainId']),
-      rpcUrl: entry['rpcUrl'] as string,
-      environment: entry['environment'] as ChainEnvironment,
-    }),
-  },
+  chainsFile: evmChainsFile,
 
   createChain: ({ chainRef, rpcUrl, environment }) =>
     createEvmChain({ chainId: Number(chainRef), rpcUrl, environment }),

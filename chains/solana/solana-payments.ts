@@ -1,8 +1,6 @@
-import { Type } from '@sinclair/typebox';
 import { VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
-import { ChainEnvironmentSchema, RpcUrlSchema } from '../chains-file-entry.ts';
 import { type ChainEnvironment, SOLANA_NETWORKS, type SolanaNetwork } from '../domain/payments.ts';
 import type { SolanaUnsignedPayment } from '../payment-chain.ts';
 import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts';
@@ -11,6 +9,7 @@ import { transferIntent } from '../transfer-intent.ts';
 import { attachSolanaSignature } from './attach-solana-signature.ts';
 import { prepareSolanaTransaction } from './prepare-solana-transaction.ts';
 import { createSolanaChain } from './solana-chain.ts';
+import { solanaChainsFile } from './solana-chains-file.ts';
 
 /** A Solana payment as the payment actor stores and signs it: a transaction (base64) the wallet signs. */
 export interface SolanaPaymentPayload {
@@ -95,28 +94,7 @@ export const solanaPayments: PaymentFamilyAdapter<SolanaPaymentPayload> = {
 
   isDevnet: (chainRef, environment: ChainEnvironment) => chainRef === 'SOLANA_DEVNET' || environment === 'development',
 
-  chainsFile: {
-    section: 'solana',
-    entry: Type.Object(
-      {
-        network: Type.Union(
-          SOLANA_NETWORKS.map((n) => Type.Literal(n)),
-          { description: SOLANA_NETWORKS.join(' | ') },
-        ),
-        rpcUrl: RpcUrlSchema,
-        /** Default: `any` for SOLANA_DEVNET (the beta network), `production` for SOLANA. */
-        environment: Type.Optional(ChainEnvironmentSchema),
-      },
-      { additionalProperties: false },
-    ),
-    read: (entry) => ({
-      chainRef: entry['network'] as string,
-      rpcUrl: entry['rpcUrl'] as string,
-      environment:
-        (entry['environment'] as ChainEnvironment | undefined) ??
-        (entry['network'] === 'SOLANA_DEVNET' ? 'any' : 'production'),
-    }),
-  },
+  chainsFile: solanaChainsFile,
 
   createChain: ({ chainRef, rpcUrl, environment }) =>
     createSolanaChain({ network: chainRef as SolanaNetwork, rpcUrl, environment }),
