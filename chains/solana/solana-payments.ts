@@ -1,7 +1,7 @@
 import { VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
-import { type ChainEnvironment, SOLANA_NETWORKS, type SolanaNetwork } from '../domain/payments.ts';
+import type { ChainEnvironment, SolanaNetwork } from '../domain/payments.ts';
 import type { SolanaUnsignedPayment } from '../payment-chain.ts';
 import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts';
 import type { Ed25519Signature } from '../signing-types.ts';
