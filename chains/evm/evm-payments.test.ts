@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { recoverTransactionAddress, type TransactionSerialized, keccak256 as viemKeccak } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { refused } from '../../test/helpers/chain-input-refusal.ts';
 import { localWalletKey } from '../../test/helpers/local-wallet-key.ts';
-import { ChainInputError } from '../chain-input-error.ts';
 import { ChainRpcError, type EvmUnsignedPayment } from '../payment-chain.ts';
 import { evmPayments } from './evm-payments.ts';
 import { evmSigner } from './evm-signer.ts';
@@ -14,17 +14,6 @@ const OTHER = Buffer.from('59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f46
 const account = privateKeyToAccount(`0x${SEED.toString('hex')}`);
 const key = localWalletKey(evmSigner, SEED);
 const RECIPIENT = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-
-/** The ChainInputError `run` throws, for its field. */
-function refused(run: () => unknown): ChainInputError {
-  try {
-    run();
-  } catch (err) {
-    assert.ok(err instanceof ChainInputError, String(err));
-    return err;
-  }
-  throw new Error('not refused');
-}
 
 const unsigned: EvmUnsignedPayment = {
   family: 'EVM',

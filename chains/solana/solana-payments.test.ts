@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { refused } from '../../test/helpers/chain-input-refusal.ts';
 import { localWalletKey } from '../../test/helpers/local-wallet-key.ts';
-import { ChainInputError } from '../chain-input-error.ts';
 import { ChainRpcError } from '../payment-chain.ts';
 import { solanaPayments } from './solana-payments.ts';
 import { solanaSigner } from './solana-signer.ts';
@@ -19,16 +19,6 @@ function transfer(from = key.address): string {
     .add(SystemProgram.transfer({ fromPubkey: new PublicKey(from), toPubkey: new PublicKey(TO), lamports: 5 }))
     .serialize({ requireAllSignatures: false })
     .toString('base64');
-}
-
-function refused(run: () => unknown): ChainInputError {
-  try {
-    run();
-  } catch (err) {
-    assert.ok(err instanceof ChainInputError, String(err));
-    return err;
-  }
-  throw new Error('not refused');
 }
 
 describe('solanaPayments', () => {
