@@ -1,8 +1,8 @@
 /**
- * The import table of DESIGN §1, enforced: every production file's imports (static, type-only, re-exports and
- * dynamic ones, as TypeScript's own pre-processor reads them) are resolved to the files they name, and each arrow
- * from one part of the tree to another must be one the table allows. A failure names the file, the import and the
- * rule it breaks.
+ * The structure rules of DESIGN §1, enforced. The import table: every production file's imports (static, type-only,
+ * re-exports and dynamic ones, as TypeScript's own pre-processor reads them) are resolved to the files they name, and
+ * each arrow from one part of the tree to another must be one the table allows; a failure names the file, the import
+ * and the rule it breaks. And one error base: every error class extends the domain's CodedError.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -162,4 +162,20 @@ test('the check names the file and the arrow of an import the table refuses', ()
     "bin/demo.ts: imports '../test/helpers/service.ts' (test/), which bin/ may not: the entries and tools wire every part; no production file imports test/",
     "enclave/sign.ts: imports '../actors/host/host.ts' (actors/), which enclave/ may not: the enclave imports nothing of api/, actors/ or store/",
   ]);
+});
+
+test('every error class of the production tree extends CodedError, directly or through another of ours', () => {
+  const classes = new Map<string, { base: string; file: string }>();
+  for (const file of productionFiles()) {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    for (const m of text.matchAll(/\bclass (\w+) extends (\w+)/g)) classes.set(m[1]!, { base: m[2]!, file });
+  }
+  const errors = [...classes].filter(([name, c]) => /Error$|Failure$/.test(name) || c.base === 'Error');
+  assert.ok(errors.length > 20, `found ${errors.length} error classes`);
+  const rootOf = (name: string): string => {
+    const c = classes.get(name);
+    return c && name !== 'CodedError' ? rootOf(c.base) : name;
+  };
+  const outside = errors.filter(([name]) => rootOf(name) !== 'CodedError').map(([name, c]) => `${c.file}: ${name}`);
+  assert.deepEqual(outside, []);
 });
