@@ -121,8 +121,8 @@ export interface ObserveItem {
  * - `included`: in a block; `final` once EVM finality (receipt block at or below the finalized block, read in the
  *   same round) or Solana `finalized` status; `success` false for EVM status 0 / a Solana instruction error.
  * - `dropped`: proven never to execute: Solana blockhash no longer valid at finalized commitment and the
- *   signature absent (`expired`); EVM finalized account nonce past the item's nonce and no receipt for its hash
- *   (`nonce_consumed`: another transaction took the nonce).
+ *   signature absent (`expired`); EVM: another transaction, found on the chain, used the item's nonce in a
+ *   finalized block (`nonce_consumed`, with its hash).
  */
 export type Observation =
   | { status: 'unknown' }
@@ -137,7 +137,9 @@ export type Observation =
       /** Why execution failed, when it did and the node says. */
       error?: string;
     }
-  | { status: 'dropped'; reason: 'expired' | 'nonce_consumed' };
+  | { status: 'dropped'; reason: 'expired' }
+  /** EVM: another transaction, `winningHash`, used the nonce in a finalized block. */
+  | { status: 'dropped'; reason: 'nonce_consumed'; winningHash: string };
 
 /** One polling round's result: an observation per item hash, and the HTTP round trips the round made. */
 export interface ObserveRound {

@@ -223,10 +223,15 @@ export const transactions = sqliteTable(
     lastValidBlockHeight: integer('last_valid_block_height'),
     signedTransaction: text('signed_transaction'),
     /**
-     * 1 while the payment may still execute on-chain: it holds its wallet and chain (one pending payment per
-     * wallet and chain, enforced by the unique index below) and the chain poller looks it up.
+     * 1 while the payment holds its wallet and chain: one pending payment per wallet and chain, enforced by the
+     * unique index below.
      */
     unresolved: integer('unresolved').notNull().default(1),
+    /**
+     * 1 while the chain poller looks the payment up: as long as its signed bytes may still execute, which outlasts
+     * the hold of a payment failed after signing (its bytes are in the partner's hands).
+     */
+    watched: integer('watched').notNull().default(0),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     resolvedAt: text('resolved_at'),
@@ -237,7 +242,7 @@ export const transactions = sqliteTable(
     uniqueIndex('transactions_seq').on(t.seq),
     index('transactions_wallet_seq').on(t.walletId, t.seq),
     uniqueIndex('transactions_hold').on(t.walletId, t.chainKey).where(sql`unresolved = 1`),
-    index('transactions_watch').on(t.chainKey, t.seq).where(sql`unresolved = 1 and hash is not null`),
+    index('transactions_watch').on(t.chainKey, t.seq).where(sql`watched = 1 and hash is not null`),
     index('transactions_wallet_chain_nonce').on(t.walletId, t.chainKey, t.nonce).where(sql`nonce is not null`),
   ],
 );

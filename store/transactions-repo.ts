@@ -34,7 +34,10 @@ export interface TransactionRow {
   recentBlockhash: string | null;
   lastValidBlockHeight: number | null;
   signedTransaction: string | null;
+  /** 1 while it holds its wallet and chain. */
   unresolved: number;
+  /** 1 while the chain poller looks it up. */
+  watched: number;
   createdAt: string;
   updatedAt: string;
   resolvedAt: string | null;
@@ -54,6 +57,7 @@ export type TransactionProgress = Pick<
   | 'monitoring'
   | 'signedTransaction'
   | 'unresolved'
+  | 'watched'
   | 'updatedAt'
   | 'resolvedAt'
 >;
@@ -74,6 +78,8 @@ export interface WatchedTransaction {
   nonce: number | null;
   recentBlockhash: string | null;
   lastValidBlockHeight: number | null;
+  /** 1 while it holds its wallet: only then does the service send its bytes again. */
+  unresolved: number;
 }
 
 const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id as walletId, intent_kind as intentKind,
@@ -81,7 +87,7 @@ const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id 
   block_hash as blockHash, failure_stage as failureStage, failure_code as failureCode,
   failure_message as failureMessage, monitoring, to_address as toAddress, value, token_address as tokenAddress,
   nonce, recent_blockhash as recentBlockhash, last_valid_block_height as lastValidBlockHeight,
-  signed_transaction as signedTransaction, unresolved, created_at as createdAt, updated_at as updatedAt,
+  signed_transaction as signedTransaction, unresolved, watched, created_at as createdAt, updated_at as updatedAt,
   resolved_at as resolvedAt, seq`;
 
 /**
@@ -94,17 +100,17 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     `insert into transactions (id, project_id, api_key_id, wallet_id, intent_kind, type, chain_key, chain_id, network,
       status, hash, block_number, block_hash, failure_stage, failure_code, failure_message, monitoring, to_address,
       value, token_address, nonce, recent_blockhash, last_valid_block_height, signed_transaction, unresolved,
-      created_at, updated_at, resolved_at, seq)
+      watched, created_at, updated_at, resolved_at, seq)
      values (@id, @projectId, @apiKeyId, @walletId, @intentKind, @type, @chainKey, @chainId, @network, @status, @hash,
       @blockNumber, @blockHash, @failureStage, @failureCode, @failureMessage, @monitoring, @toAddress, @value,
-      @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @createdAt,
-      @updatedAt, @resolvedAt, @seq)`,
+      @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @watched,
+      @createdAt, @updatedAt, @resolvedAt, @seq)`,
   );
   const progressStmt = sqlite.prepare(
     `update transactions set status = @status, hash = @hash, block_number = @blockNumber, block_hash = @blockHash,
       failure_stage = @failureStage, failure_code = @failureCode, failure_message = @failureMessage,
       monitoring = @monitoring, signed_transaction = @signedTransaction, unresolved = @unresolved,
-      updated_at = @updatedAt, resolved_at = @resolvedAt
+      watched = @watched, updated_at = @updatedAt, resolved_at = @resolvedAt
      where id = @id`,
   );
   const byId = sqlite.prepare(`select ${COLUMNS} from transactions where id = ?`);
@@ -118,14 +124,14 @@ export function createTransactionsRepo(sqlite: Database.Database) {
   );
   const watchStmt = sqlite.prepare(
     `select t.id, t.seq, t.hash, w.address as "from", t.nonce, t.recent_blockhash as recentBlockhash,
-       t.last_valid_block_height as lastValidBlockHeight
+       t.last_valid_block_height as lastValidBlockHeight, t.unresolved
      from transactions t join wallets w on w.id = t.wallet_id
-     where t.chain_key = ? and t.unresolved = 1 and t.hash is not null and t.seq > ?
+     where t.chain_key = ? and t.watched = 1 and t.hash is not null and t.seq > ?
      order by t.seq limit ?`,
   );
   const signedStmt = sqlite.prepare('select signed_transaction as signed from transactions where id = ?');
   const releaseStmt = sqlite.prepare(
-    'update transactions set unresolved = 0, updated_at = ?, resolved_at = coalesce(resolved_at, ?) where id = ?',
+    'update transactions set unresolved = 0, watched = 0, updated_at = ?, resolved_at = coalesce(resolved_at, ?) where id = ?',
   );
   const maxSeq = sqlite.prepare('select max(seq) as m from transactions');
   let lastSeq: number | undefined;
@@ -162,7 +168,7 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     highestSettledNonce(walletId: string, chainKey: string): number | null {
       return (maxNonce.get(walletId, chainKey) as { n: number | null }).n;
     },
-    /** Unresolved records with a hash on a chain, in insertion order after `afterSeq` (the poller's pages). */
+    /** Watched records with a hash on a chain, in insertion order after `afterSeq` (the poller's pages). */
     watched(chainKey: string, afterSeq: number, limit: number): Array<WatchedTransaction & { seq: number }> {
       return watchStmt.all(chainKey, afterSeq, limit) as Array<WatchedTransaction & { seq: number }>;
     },

@@ -449,6 +449,63 @@ test('migration: committed v1 wallet rows (XState format) are migrated when load
   store.close();
 });
 
+test('effects a migration carries over keep their delivery rule: a signing in flight is interrupted, never run', async () => {
+  const { store } = tempStore();
+  const insert = store.sqlite.prepare(
+    `insert into actor_snapshots (actor_id, machine, machine_version, snapshot, updated_at) values (?, 'counter', 1, ?, 'x')`,
+  );
+  const base = { applied: [], effects: 0, signed: 0, wakes: 0, wakeAt: null, error: null };
+  // v1 kept in-flight effects inside its snapshot: one row was signing, one was bumping.
+  insert.run('was-signing', JSON.stringify({ value: 'signing', context: base, inFlight: 'sign' }));
+  insert.run('was-working', JSON.stringify({ value: 'working', context: base, inFlight: 'bump' }));
+  const runs = { sign: 0, bump: 0 };
+  const host = hostOn(store, {
+    definitions: [
+      counterDefinition(
+        {
+          sign: async () => {
+            runs.sign++;
+            return 'sig';
+          },
+          bump: async () => {
+            runs.bump++;
+            return 1;
+          },
+        },
+        {
+          version: 2,
+          migrations: [
+            {
+              from: 1,
+              up(stored) {
+                const s = stored as { value: string; context: Record<string, unknown>; inFlight: string };
+                const invokeId = `0.counter.${s.value}`;
+                return {
+                  value: s.value,
+                  context: s.context,
+                  effects: [{ invokeId, src: s.inFlight, input: { n: 0 } }],
+                };
+              },
+            },
+          ],
+        },
+      ),
+    ],
+  });
+  host.checkStoredVersions();
+  await host.start();
+  const signing = await waitIn(host, 'was-signing', (v) => v.value !== 'signing');
+  assert.equal(signing.value, 'uncertain');
+  assert.equal(ctxOf(signing).error?.code, 'EFFECT_INTERRUPTED');
+  const working = await waitIn(host, 'was-working', (v) => v.value !== 'working');
+  assert.equal(working.value, 'idle');
+  assert.equal(ctxOf(working).effects, 1);
+  assert.deepEqual(runs, { sign: 0, bump: 1 });
+  assert.equal(row(store, 'was-signing').machineVersion, 2);
+  await host.stop();
+  store.close();
+});
+
 test('a stored actor newer than the code, or of an unknown machine, refuses the start by name', () => {
   const { store } = tempStore();
   const insert = store.sqlite.prepare(

@@ -72,25 +72,29 @@ export function createLoading(
       waiters: [],
       gone: false,
       needsWrite: row.machineVersion !== def.version,
-      legacy: state.effects,
+      // A migration's in-flight effects run again only if running twice is harmless; the others are interrupted.
+      legacy: state.effects.filter((l) => def.effects[l.src]?.delivery !== 'at-most-once'),
     };
     e.view = core.view(e);
+    const interrupted = (invokeId: string) =>
+      ({
+        type: `xstate.error.actor.${invokeId}`,
+        error: {
+          code: 'EFFECT_INTERRUPTED',
+          at: core.clock.now(),
+          message: 'the service stopped while this effect was under way: whether it took place is unknown',
+        },
+        actorId: invokeId,
+      }) as EventObject;
+    for (const l of state.effects) {
+      if (def.effects[l.src]?.delivery === 'at-most-once') e.mailbox.push({ event: interrupted(l.invokeId) });
+    }
     const redo: Intent[] = [];
     for (const s of row.hasEffects ? core.store.effectsOf(actorId) : []) {
       const intent: Intent = { key: s.key, invokeId: s.invokeId, src: s.src, input: s.input };
       e.intents.set(s.key, intent);
       if (def.effects[s.src]?.delivery === 'at-most-once') {
-        e.mailbox.push({
-          event: {
-            type: `xstate.error.actor.${s.invokeId}`,
-            error: {
-              code: 'EFFECT_INTERRUPTED',
-              message: 'the service stopped while this effect was under way: whether it took place is unknown',
-            },
-            actorId: s.invokeId,
-          } as EventObject,
-          intentKey: s.key,
-        });
+        e.mailbox.push({ event: interrupted(s.invokeId), intentKey: s.key });
       } else {
         redo.push(intent);
       }

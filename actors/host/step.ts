@@ -49,12 +49,16 @@ export function stateText(value: StateValue): string {
   return JSON.stringify(value);
 }
 
-/** An effect's failure as the machine sees it: `{code, message}` only, never a cause chain or a stack. */
-function describeFailure(err: unknown): { code: string; message: string } {
+/**
+ * An effect's failure as the machine sees it: `{code, message}` only, never a cause chain or a stack, and `at`, when
+ * it was seen (time is data: a machine that retries later computes its wake time from it).
+ */
+function describeFailure(err: unknown, at: number): { code: string; message: string; at: number } {
   const e = err as { code?: unknown; message?: unknown } | null;
   return {
     code: typeof e?.code === 'string' ? e.code : 'EFFECT_FAILED',
     message: typeof e?.message === 'string' ? e.message : 'the effect failed',
+    at,
   };
 }
 
@@ -284,7 +288,7 @@ export function createSteps(
       e.mailbox.push({
         event: {
           type: `xstate.error.actor.${intent.invokeId}`,
-          error: { code: 'EFFECT_UNKNOWN', message: `effect ${intent.src} is not defined` },
+          error: { code: 'EFFECT_UNKNOWN', message: `effect ${intent.src} is not defined`, at: core.clock.now() },
           actorId: intent.invokeId,
         } as EventObject,
         intentKey: intent.key,
@@ -305,7 +309,7 @@ export function createSteps(
         (err) =>
           complete(e, intent, {
             type: `xstate.error.actor.${intent.invokeId}`,
-            error: describeFailure(err),
+            error: describeFailure(err, core.clock.now()),
             actorId: intent.invokeId,
           } as EventObject),
       );

@@ -33,7 +33,8 @@ export interface EffectContext {
 /**
  * What the host runs for an invoked source. `at-least-once` (default): an effect interrupted by a crash runs
  * again after restart with the same key. `at-most-once`: it is never run again; the machine receives
- * `xstate.error.actor.<id>` with `error.code === 'EFFECT_INTERRUPTED'` and decides (a signing stage becomes
+ * `xstate.error.actor.<id>` with `error.code === 'EFFECT_INTERRUPTED'` (every effect error carries `code`, `message`
+ * and `at`, when it was seen) and decides (a signing stage becomes
  * uncertain).
  */
 export interface EffectSpec {

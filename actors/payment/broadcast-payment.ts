@@ -4,9 +4,10 @@ import type { BroadcastInput, BroadcastOutcome } from './payment.machine.ts';
 
 /**
  * The payment actor's broadcast effect: sends a payment's signed bytes and turns every answer into an outcome for
- * the machine: `accepted`, `rejected` (the node's final verdict) or `unanswered` (it may or may not have the bytes).
- * A refusal the payment may have caused itself (its family's `sendVerdict` says which) counts only once a lookup
- * shows the transaction is not in.
+ * the machine: `accepted`, `rejected` (a refusal its family's `sendVerdict` counts as proof that the node did not
+ * take these bytes) or `unanswered` (the submission is unknown: no answer, or one that proves nothing). Whether a
+ * proven refusal ends the payment is the machine's to decide: after an earlier send that may have reached a node, it
+ * does not.
  */
 export function createBroadcastEffect(deps: { chain(key: string): PaymentChain | undefined; now: () => number }) {
   return async (input: BroadcastInput): Promise<BroadcastOutcome> => {
@@ -30,14 +31,17 @@ export function createBroadcastEffect(deps: { chain(key: string): PaymentChain |
       }
       const refusal = err as ChainRpcError;
       if (verdict === 'look-up') {
+        // A refusal the payment may have caused itself (its own bytes already in, or mined): found, they were
+        // accepted; not found, that proves nothing (the node's lookups may lag): the submission is unknown.
         try {
           const round = await chain.observe([
             { hash: input.hash, from: input.from, ...(input.nonce === null ? {} : { nonce: input.nonce }) },
           ]);
           if (round.observations.get(input.hash)?.status === 'included') return { outcome: 'accepted', at: deps.now() };
         } catch {
-          return { outcome: 'unanswered', code: 'RPC_UNAVAILABLE', message: refusal.message, at: deps.now() };
+          // Unknown, as below.
         }
+        return { outcome: 'unanswered', code: refusal.code, message: refusal.message, at: deps.now() };
       }
       return { outcome: 'rejected', code: refusal.code, message: refusal.message, at: deps.now() };
     }

@@ -41,12 +41,15 @@ function settles(o: Observation): boolean {
 /** The inbox id of an observation: the same outcome seen again in a later round is applied once. */
 function observationId(hash: string, o: Observation): string {
   if (o.status === 'included') return `observed:${hash}:${o.success ? 'ok' : 'err'}:${o.blockHash ?? o.blockNumber}`;
-  return `observed:${hash}:${o.status === 'dropped' ? o.reason : 'unknown'}`;
+  if (o.status === 'dropped')
+    return `observed:${hash}:${o.reason === 'nonce_consumed' ? `by:${o.winningHash}` : o.reason}`;
+  return `observed:${hash}:unknown`;
 }
 
 /**
- * One poller per chain, not per transaction: every interval it reads the chain's unresolved records that have a
- * hash, looks them all up in one `observe` call (a bounded number of RPC round trips whatever their count), and
+ * One poller per chain, not per transaction: every interval it reads the chain's watched records (every record
+ * whose signed bytes may still execute: the unresolved ones, and the failed or released ones whose nonce or
+ * blockhash is not yet proven spent), looks them all up in one `observe` call (a bounded number of RPC round trips whatever their count), and
  * delivers each settling observation to its payment actor through the durable inbox. Rounds never overlap; a
  * round that fails (the node is down) is logged and the next one tries again.
  */
@@ -113,7 +116,8 @@ export function createChainPoller(deps: {
     for (const r of rows) {
       const observation = result.observations.get(r.hash);
       if (observation && settles(observation)) due.push({ id: r.id, hash: r.hash, observation });
-      if (observation && observation.status !== 'unknown') {
+      // A released record is only watched: its bytes may still land, but the service never sends them again.
+      if ((observation && observation.status !== 'unknown') || r.unresolved !== 1) {
         lastSent.delete(r.hash);
         continue;
       }

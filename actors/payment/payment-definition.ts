@@ -27,10 +27,17 @@ const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
   retrying: 'pending',
   submitted: 'submitted',
   watching: 'failed',
+  released: 'failed',
   confirmed: 'confirmed',
   reverted: 'reverted',
   failed: 'failed',
 };
+
+/**
+ * States in which the payment holds its wallet and chain: it may still execute and nothing proved it did not take
+ * effect. A payment refused on its first send (`released`) lets go, though it is still watched.
+ */
+const HOLDING: ReadonlySet<string> = new Set(['signing', 'broadcasting', 'retrying', 'submitted', 'watching']);
 
 /** States in which a broadcasting request still waits: the signature and the first broadcast verdict are not in. */
 const AWAITING_VERDICT: ReadonlySet<string> = new Set(['signing', 'broadcasting']);
@@ -160,6 +167,7 @@ export function createPaymentDefinition(deps: {
         createdAt,
         updatedAt: createdAt,
         resolvedAt: null,
+        watched: 0,
         seq: deps.transactions.nextSeq(),
       });
     } catch (err) {
@@ -186,13 +194,17 @@ export function createPaymentDefinition(deps: {
     };
   }
 
-  function events(
-    c: PaymentContext,
-    status: TransactionStatus,
-    final: boolean,
-    previousStatus: TransactionStatus | null,
-    at: string,
-  ) {
+  /**
+   * The events partners hear of a step, written with it: `send.broadcasted` once a node is known to have the bytes
+   * (accepted, or first seen included); the outcome's events when the record reaches a status the partner acts on
+   * (confirmed, reverted, failed), once: not for the monitor window's end (its outcome is open), not again when a
+   * released payment is then proven unable to execute.
+   */
+  function events(snap: PaymentSnapshot, previous: PaymentSnapshot, at: string) {
+    const c = snap.context;
+    const state = topState(snap.value);
+    const before = topState(previous.value);
+    const status = paymentStatus(snap);
     const common = { projectId: c.projectId, apiKeyId: c.apiKeyId, createdAt: at };
     const send = c.intentKind === 'transfer';
     const sendData = {
@@ -204,10 +216,13 @@ export function createPaymentDefinition(deps: {
       ...(c.chainId !== null ? { evmChainId: c.chainId } : {}),
       isDevnet: c.isDevnet,
     };
-    if (status === 'submitted' && previousStatus !== 'submitted' && send) {
+    const firstSeen =
+      (previous.context.acceptedAt === null && c.acceptedAt !== null) ||
+      (c.acceptedAt === null && (state === 'confirmed' || state === 'reverted') && before !== 'released');
+    if (firstSeen && send) {
       deps.outbox.append({ ...common, type: 'send.broadcasted', data: { ...sendData, broadcastedAt: at } });
     }
-    if (!final) return;
+    if (state === before) return;
     const rest = {
       transactionId: c.transactionId,
       walletId: c.walletId,
@@ -215,7 +230,7 @@ export function createPaymentDefinition(deps: {
       intentKind: c.intentKind,
       type: c.family,
     };
-    if (status === 'confirmed') {
+    if (state === 'confirmed') {
       deps.outbox.append({
         ...common,
         type: 'rest.transaction.confirmed',
@@ -224,6 +239,8 @@ export function createPaymentDefinition(deps: {
       if (send) deps.outbox.append({ ...common, type: 'send.confirmed', data: { ...sendData, confirmedAt: at } });
       return;
     }
+    const outcome = state === 'released' || state === 'reverted' || (state === 'failed' && before !== 'released');
+    if (!outcome) return;
     deps.outbox.append({
       ...common,
       type: 'rest.transaction.failed',
@@ -235,6 +252,7 @@ export function createPaymentDefinition(deps: {
         ...(status === 'failed' && c.failure
           ? { failureStage: c.failure.stage, failureCode: c.failure.code, failureMessage: c.failure.message }
           : {}),
+        ...(c.monitoring?.winningHash ? { winningHash: c.monitoring.winningHash } : {}),
       },
     });
     if (send) {
@@ -275,12 +293,23 @@ export function createPaymentDefinition(deps: {
           return { value: s.value, context: { ...s.context, nonce } };
         },
       },
+      {
+        // v3 notes when a node first accepted the bytes. v2 knew it only by being `submitted`: a v2 payment past its
+        // monitor window may have been accepted or not, and counts as not. v2 had no `released` state.
+        from: 2,
+        up(stored) {
+          const s = stored as { value: StateValue; context: Record<string, unknown> };
+          const acceptedAt = topState(s.value) === 'submitted' ? (s.context['broadcastAt'] ?? null) : null;
+          return { value: s.value, context: { ...s.context, acceptedAt } };
+        },
+      },
     ],
     persist(id: string, snap: PaymentSnapshot, previous: PaymentSnapshot | undefined) {
       const c = snap.context;
       const at = new Date(now()).toISOString();
       const status = paymentStatus(snap);
       const final = snap.status === 'done';
+      const state = topState(snap.value);
       const failed = status === 'failed' && c.failure !== null;
       // The initial state describes the row `create` just inserted: nothing to write again.
       if (previous === undefined && status === 'pending' && c.hash === null) return;
@@ -294,12 +323,13 @@ export function createPaymentDefinition(deps: {
         failureMessage: failed ? c.failure!.message : null,
         monitoring: c.monitoring ? JSON.stringify(c.monitoring) : null,
         signedTransaction: c.signedTransaction,
-        unresolved: final ? 0 : 1,
+        unresolved: !final && HOLDING.has(state) ? 1 : 0,
+        // Watched while its bytes exist and may still execute: until the chain settles it, also once released.
+        watched: !final && c.hash !== null ? 1 : 0,
         updatedAt: at,
-        resolvedAt: final ? at : null,
+        resolvedAt: final || state === 'released' ? at : null,
       });
-      const wasFinal = previous?.status === 'done';
-      if (!wasFinal) events(c, status, final, previous ? paymentStatus(previous) : null, at);
+      if (previous !== undefined && previous.status !== 'done') events(snap, previous, at);
     },
     wakeAt(snap: PaymentSnapshot) {
       return snap.status === 'done' ? null : snap.context.wakeAt;

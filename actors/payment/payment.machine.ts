@@ -52,6 +52,8 @@ export interface PaymentContext extends PaymentInput {
   unansweredBroadcasts: number;
   /** When the node first accepted (or first failed to answer) the broadcast: the monitor window counts from it. */
   broadcastAt: number | null;
+  /** When a node first accepted the bytes (null while none has): the payment is known to be on the network. */
+  acceptedAt: number | null;
   /** Absolute epoch ms of the next WAKE: a broadcast retry, a rebroadcast, the end of the monitor window. */
   wakeAt: number | null;
 }
@@ -77,8 +79,10 @@ export type PaymentEvent = { type: 'WAKE'; at: number } | { type: 'OBSERVED'; ob
 /**
  * Bumped whenever stored states of the previous version need a migration (payment-definition.ts holds them).
  * v2: the context carries the record's `nonce` beside the payload.
+ * v3: `acceptedAt` (when a node first took the bytes), and the `released` state (refused on a first send: the
+ * wallet is released, the bytes still watched).
  */
-export const PAYMENT_MACHINE_VERSION = 2;
+export const PAYMENT_MACHINE_VERSION = 3;
 
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
@@ -89,11 +93,30 @@ const SIGN_STAGE: Readonly<Record<string, PaymentFailureStage>> = {
   SIGNATURE_APPLY_FAILED: 'signature_apply',
 };
 
-function errorOf(e: unknown): { code: string; message: string } {
-  const err = e as { code?: unknown; message?: unknown } | null;
+function errorOf(e: unknown): { code: string; message: string; at: number | null } {
+  const err = e as { code?: unknown; message?: unknown; at?: unknown } | null;
   return {
     code: typeof err?.code === 'string' ? err.code : 'SIGNING_FAILED',
     message: typeof err?.message === 'string' ? err.message : 'signing failed',
+    at: typeof err?.at === 'number' ? err.at : null,
+  };
+}
+
+/** The failure and monitoring of a payment proven unable to execute (`stage`: where it failed). */
+function droppedFailure(event: PaymentEvent, stage: 'monitor' | 'broadcast'): Partial<PaymentContext> {
+  if (event.type !== 'OBSERVED' || event.observation.status !== 'dropped') return {};
+  const o = event.observation;
+  const expired = o.reason === 'expired';
+  return {
+    failure: {
+      stage,
+      code: expired ? 'TRANSACTION_EXPIRED' : 'REPLACED',
+      message: expired
+        ? 'the transaction can no longer execute: its blockhash expired and it is not on the finalized chain'
+        : `another transaction (${o.reason === 'nonce_consumed' ? o.winningHash : 'unknown'}) used this nonce on the finalized chain; this one can never execute`,
+    },
+    monitoring: { reason: o.reason, ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}) },
+    wakeAt: null,
   };
 }
 
@@ -109,15 +132,23 @@ function broadcastInput({ context }: { context: PaymentContext }): BroadcastInpu
 
 /**
  * One payment (a transaction record), from signing to a final status, following the spec's status table:
- * `pending` (signing, broadcasting, retrying an unanswered broadcast) → `submitted` → `confirmed` / `reverted` /
- * `failed`. The record's status is derived from the state (payment-definition.ts).
+ * `pending` (signing, broadcasting, retrying a send whose outcome is unknown) → `submitted` → `confirmed` /
+ * `reverted` / `failed`. The record's status, and whether it holds its wallet and chain, are derived from the state
+ * (payment-definition.ts).
  *
  * - Signing is an at-most-once effect: interrupted by a crash, it is never signed again (the bytes, if the
  *   enclave made them, never left the process, so nothing can execute): the payment fails at `mpc_sign`.
  * - Broadcasting sends the stored signed bytes; resending the exact bytes is harmless, so it is at-least-once.
+ * - A node's refusal ends the payment only when it proves the node did not take the bytes, and only on a first
+ *   send: after a send whose answer was lost (which the node may have taken), a refusal proves nothing of that
+ *   copy, and the payment goes on as one whose submission is unknown (`retrying`) until the chain settles it.
+ * - A proven refusal fails the payment and releases its wallet, but the signed bytes exist (the partner has them):
+ *   the payment stays watched (`released`) until the chain proves they can no longer execute; if they do execute,
+ *   the record says so.
  * - The chain poller delivers `OBSERVED` when the chain shows a final inclusion or proves the transaction can
- *   no longer execute, and resends the stored bytes of payments the node does not show; WAKE drives the retries of
- *   an unanswered broadcast and the end of the monitor window.
+ *   no longer execute (for EVM, the winner of its nonce found on the chain), and resends the stored bytes of held
+ *   payments the node does not show; WAKE drives the retries of an unanswered broadcast and the end of the monitor
+ *   window.
  * - After the monitor window the record says `failed` / `monitor_timeout` (no failed event) but the actor keeps
  *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record.
  */
@@ -133,7 +164,9 @@ export const paymentMachine = setup({
   },
   guards: {
     accepted: ({ event }) => (event as { output?: BroadcastOutcome }).output?.outcome === 'accepted',
-    rejected: ({ event }) => (event as { output?: BroadcastOutcome }).output?.outcome === 'rejected',
+    /** A refusal that proves the node did not take the bytes, on a send before which none may have reached a node. */
+    provenRejection: ({ context, event }) =>
+      (event as { output?: BroadcastOutcome }).output?.outcome === 'rejected' && context.unansweredBroadcasts === 0,
     finalSuccess: ({ event }) =>
       event.type === 'OBSERVED' &&
       event.observation.status === 'included' &&
@@ -154,26 +187,32 @@ export const paymentMachine = setup({
     recordInclusion: assign(({ event }) => {
       if (event.type !== 'OBSERVED' || event.observation.status !== 'included') return {};
       const o = event.observation;
+      // What the chain shows replaces what was noted on the way (an unanswered send's error, an earlier failure).
       return {
         blockNumber: o.blockNumber,
         blockHash: o.blockHash,
         wakeAt: null,
-        ...(o.error ? { monitoring: { error: o.error } } : {}),
+        failure: null,
+        monitoring: o.error ? { error: o.error } : null,
       };
     }),
-    recordDropped: assign(({ context, event }) => {
+    /**
+     * Proven unable to execute: found by the monitor after a node accepted the bytes; never accepted (its submission
+     * unknown), the broadcast did not take.
+     */
+    recordDropped: assign(({ context, event }) =>
+      droppedFailure(event, context.acceptedAt !== null ? 'monitor' : 'broadcast'),
+    ),
+    /** A released payment proven unable to execute: its failure stands; the proof is noted beside it. */
+    recordProof: assign(({ context, event }) => {
       if (event.type !== 'OBSERVED' || event.observation.status !== 'dropped') return {};
-      const expired = event.observation.reason === 'expired';
+      const o = event.observation;
       return {
-        failure: {
-          // A window that already ran out stays the stage the partner saw; otherwise the broadcast did not take.
-          stage: context.failure?.stage ?? 'broadcast',
-          code: expired ? 'TRANSACTION_EXPIRED' : 'REPLACED',
-          message: expired
-            ? 'the transaction can no longer execute: its blockhash expired and it is not on the finalized chain'
-            : 'another transaction used this nonce on the finalized chain; this one can never execute',
+        monitoring: {
+          ...(context.monitoring ?? {}),
+          reason: o.reason,
+          ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}),
         },
-        monitoring: { reason: event.observation.reason },
         wakeAt: null,
       };
     }),
@@ -202,6 +241,7 @@ export const paymentMachine = setup({
     monitoring: null,
     unansweredBroadcasts: 0,
     broadcastAt: null,
+    acceptedAt: null,
     wakeAt: null,
   }),
   initial: 'signing',
@@ -258,16 +298,17 @@ export const paymentMachine = setup({
             actions: [
               assign({
                 broadcastAt: ({ context, event }) => context.broadcastAt ?? event.output.at,
+                acceptedAt: ({ context, event }) => context.acceptedAt ?? event.output.at,
               }),
               'wakeAtWindowEnd',
             ],
           },
           {
-            guard: 'rejected',
-            target: 'failed',
+            guard: 'provenRejection',
+            target: 'released',
             actions: assign(({ event }) => {
               const o = event.output as Extract<BroadcastOutcome, { outcome: 'rejected' }>;
-              return { failure: { stage: 'broadcast' as const, code: o.code, message: o.message } };
+              return { failure: { stage: 'broadcast' as const, code: o.code, message: o.message }, wakeAt: null };
             }),
           },
           {
@@ -282,17 +323,24 @@ export const paymentMachine = setup({
         ],
         onError: {
           // The effect answers every node verdict as an outcome, so this is the effect itself failing: retry later
-          // like an unanswered send (the error carries no time, so the delay counts from the last one known).
+          // like an unanswered send, counting from when the failure was seen.
           target: 'retrying',
-          actions: assign(({ context, event }) => ({
-            unansweredBroadcasts: context.unansweredBroadcasts + 1,
-            monitoring: { error: errorOf(event.error).message },
-            wakeAt: (context.wakeAt ?? context.broadcastAt ?? 0) + BROADCAST_RETRY_MS,
-          })),
+          actions: assign(({ context, event }) => {
+            const e = errorOf(event.error);
+            const at = e.at ?? context.wakeAt ?? context.broadcastAt;
+            return {
+              unansweredBroadcasts: context.unansweredBroadcasts + 1,
+              monitoring: { error: e.message },
+              wakeAt: at === null ? null : at + BROADCAST_RETRY_MS,
+            };
+          }),
         },
       },
     },
-    /** Status `pending`: the node did not answer; the exact bytes are sent again (they may already be in). */
+    /**
+     * Status `pending`: the submission is unknown (no answer, or one that proves nothing); the exact bytes are sent
+     * again (they may already be in), and a refusal from now on proves nothing of the copy that may be.
+     */
     retrying: {
       on: {
         WAKE: [{ guard: 'windowOver', target: 'watching', actions: 'timedOut' }, { target: 'broadcasting' }],
@@ -310,6 +358,20 @@ export const paymentMachine = setup({
      * its hold and the poller keeps watching it (and sending its bytes again) until the chain shows an outcome.
      */
     watching: {},
+    /**
+     * Status `failed` (a node refused the bytes on their first send, which proves it did not take them): the wallet
+     * is released, but the bytes exist, so the payment is watched until the chain proves they can no longer execute.
+     * Should they execute (sent by whoever holds them), the record says so.
+     */
+    released: {
+      on: {
+        OBSERVED: [
+          { guard: 'finalSuccess', target: 'confirmed', actions: 'recordInclusion' },
+          { guard: 'finalFailure', target: 'reverted', actions: 'recordInclusion' },
+          { guard: 'dropped', target: 'failed', actions: 'recordProof' },
+        ],
+      },
+    },
     confirmed: { type: 'final' },
     reverted: { type: 'final' },
     failed: { type: 'final' },

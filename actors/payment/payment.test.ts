@@ -24,7 +24,7 @@ import type { SolanaPaymentPayload } from '../../chains/solana/solana-payments.t
 import { createStore, type Store } from '../../store/index.ts';
 import { createActorHost } from '../host/host.ts';
 import { createChainPoller } from './chain-poller.ts';
-import type { PaymentPayload, SignedPayment } from './payment.machine.ts';
+import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
 
 /** The payloads of this project's payment families, as the sign effect receives them. */
 type Payload = EvmPaymentPayload | SolanaPaymentPayload;
@@ -412,13 +412,14 @@ test('a payment stored by machine v1 (nonce only inside the payload) is migrated
   const answer = await t.payments.transfer(principal, 'w1', transfer);
   assert.ok('transactionId' in answer);
   await t.host.stop();
-  // Rewrite the stored state as v1 wrote it: the same context without `nonce`.
+  // Rewrite the stored state as v1 wrote it: the same context without `nonce` (nor v3's `acceptedAt`).
   const row = t.store.sqlite
     .prepare('select snapshot from actor_snapshots where actor_id = ?')
     .get(answer.transactionId) as { snapshot: string };
   const stored = JSON.parse(row.snapshot) as { value: unknown; context: Record<string, unknown> };
   assert.equal(stored.context['nonce'], 7);
   delete stored.context['nonce'];
+  delete stored.context['acceptedAt'];
   t.store.sqlite
     .prepare('update actor_snapshots set snapshot = ?, machine_version = 1 where actor_id = ?')
     .run(JSON.stringify(stored), answer.transactionId);
@@ -427,7 +428,8 @@ test('a payment stored by machine v1 (nonce only inside the payload) is migrated
   const again = setup({ file: t.file });
   again.host.checkStoredVersions();
   await again.host.start();
-  // It runs on: the confirmation is applied and the state is written back as v2, with the payload's nonce.
+  // It runs on: the confirmation is applied and the state is written back as v3, with the payload's nonce, and as
+  // accepted when it was broadcast (it was submitted).
   again.state.seen.set('0xhash1', {
     status: 'included',
     final: true,
@@ -439,8 +441,11 @@ test('a payment stored by machine v1 (nonce only inside the payload) is migrated
   const migrated = again.store.sqlite
     .prepare('select snapshot, machine_version as v from actor_snapshots where actor_id = ?')
     .get(answer.transactionId) as { snapshot: string; v: number };
-  assert.equal(migrated.v, 2);
-  assert.equal((JSON.parse(migrated.snapshot) as { context: { nonce: number } }).context.nonce, 7);
+  assert.equal(migrated.v, 3);
+  const context = (JSON.parse(migrated.snapshot) as { context: PaymentContext }).context;
+  assert.equal(context.nonce, 7);
+  assert.equal(context.acceptedAt, context.broadcastAt);
+  assert.notEqual(context.acceptedAt, null);
   assert.equal(again.store.transactions.getAny(answer.transactionId)!.status, 'confirmed');
   await again.host.stop();
 });
@@ -456,4 +461,12 @@ test('the v1 migration reads an EVM payload nonce and gives a Solana one null', 
     up({ value: 'submitted', context: { payload: { family: 'SOLANA', transaction: 'AAAA' } } }).context['nonce'],
     null,
   );
+});
+
+test('the v2 migration counts a submitted payment as accepted when broadcast, and any other as not yet accepted', () => {
+  const def = setup().paymentActors;
+  const up = def.migrations!.find((m) => m.from === 2)!.up;
+  assert.equal(up({ value: 'submitted', context: { broadcastAt: 5 } }).context['acceptedAt'], 5);
+  assert.equal(up({ value: 'watching', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
+  assert.equal(up({ value: 'retrying', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
 });

@@ -129,6 +129,12 @@ const EVENTS = {
         Type.String({ description: 'Why, e.g. INSUFFICIENT_NATIVE_BALANCE, REPLACED (status `failed` only).' }),
       ),
       failureMessage: Type.Optional(Type.String({ description: 'Detail text (status `failed` only).' })),
+      winningHash: Type.Optional(
+        Type.String({
+          description:
+            "The transaction that used this one's nonce on the finalized chain (failureCode `REPLACED`), as in the record's `monitoring.winningHash`; `hash` remains the original hash.",
+        }),
+      ),
     },
   },
   'test.ping': {

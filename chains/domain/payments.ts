@@ -56,8 +56,19 @@ export function isTerminalStatus(status: TransactionStatus): boolean {
 export const INTENT_KINDS = ['transfer', 'sign_transaction', 'yield'] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 
-/** Where a failed record failed (spec: `failureStage` values). */
-export const FAILURE_STAGES = ['mpc_sign', 'signature_apply', 'signer_verify', 'broadcast', 'monitor_timeout'] as const;
+/**
+ * Where a failed record failed: the spec's `failureStage` values, and `monitor`: a node accepted the bytes, then the
+ * monitor proved they can never execute (another transaction used the nonce, `REPLACED`, or the blockhash expired
+ * without them, `TRANSACTION_EXPIRED`). Unlike `monitor_timeout`, which says nothing of the outcome, it is a proof.
+ */
+export const FAILURE_STAGES = [
+  'mpc_sign',
+  'signature_apply',
+  'signer_verify',
+  'broadcast',
+  'monitor_timeout',
+  'monitor',
+] as const;
 export type FailureStage = (typeof FAILURE_STAGES)[number];
 
 /**

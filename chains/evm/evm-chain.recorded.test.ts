@@ -438,7 +438,7 @@ describe('observe (recorded)', () => {
     return { recording, chain, served };
   }
 
-  it('reads included, unknown and nonce_consumed in 2 and then 3 requests', async () => {
+  it('reads included, unknown, then nonce_consumed with its winner in 2 and then 5 requests', async () => {
     const { recording, chain, served } = await replayScenario();
     const early = await chain.observe(items(recording));
     const late = await chain.observe(items(recording));
@@ -449,7 +449,11 @@ describe('observe (recorded)', () => {
     assert.deepEqual(toJson(early), recording.outcomes['early']);
     assert.deepEqual(toJson(late), recording.outcomes['late']);
     const [dropped, winner, neverSent] = items(recording);
-    assert.deepEqual(late.observations.get(dropped!.hash), { status: 'dropped', reason: 'nonce_consumed' });
+    assert.deepEqual(late.observations.get(dropped!.hash), {
+      status: 'dropped',
+      reason: 'nonce_consumed',
+      winningHash: winner!.hash,
+    });
     assert.equal(late.observations.get(winner!.hash)?.status, 'included');
     assert.deepEqual(late.observations.get(neverSent!.hash), { status: 'unknown' });
     assert.deepEqual(served.unanswered, []);

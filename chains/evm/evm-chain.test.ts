@@ -396,9 +396,17 @@ describe('createEvmChain against anvil', () => {
 
       await mine(anvil.rpcUrl, 2);
       const late = await chain.observe(items);
-      assert.deepEqual(late.observations.get(items[0]!.hash), { status: 'dropped', reason: 'nonce_consumed' });
+      assert.deepEqual(late.observations.get(items[0]!.hash), {
+        status: 'dropped',
+        reason: 'nonce_consumed',
+        winningHash: items[1]!.hash,
+      });
       assert.equal((late.observations.get(items[1]!.hash) as { final: boolean }).final, true);
-      assert.equal(late.roundTrips, 3, 'receipts, finalized nonces, then the consumed items’ receipts again');
+      assert.equal(
+        late.roundTrips,
+        5,
+        'receipts, finalized nonces, the consumed items’ receipts again, the nonce search, the winner’s block',
+      );
       mined.push(items[1]!);
     } finally {
       await setAutomine(anvil.rpcUrl, true);

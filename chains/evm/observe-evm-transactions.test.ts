@@ -19,6 +19,10 @@ function fakeNode() {
     /** hash → block number (on the current fork) and success. */
     mined: new Map<string, { block: number; success: boolean }>(),
     finalizedNonce: new Map<string, number>(),
+    /** Sender → the block at which its account nonce became the finalized one (its count below that is one less). */
+    nonceRaisedAt: new Map<string, number>(),
+    /** Block number → its transactions (eth_getBlockByNumber with a number and full transactions). */
+    blocks: new Map<number, Array<{ hash: string; from: string; nonce: string }>>(),
     batches: [] as RpcCall[][],
     poster: {
       async post(calls: readonly RpcCall[]): Promise<{ answers: RpcAnswer[]; requests: number }> {
@@ -27,6 +31,10 @@ function fakeNode() {
       },
     },
     answer(call: RpcCall): unknown {
+      if (call.method === 'eth_getBlockByNumber' && call.params[0] !== 'finalized') {
+        const n = Number(call.params[0]);
+        return { number: hex(n), hash: blockHashOf(n, node.fork), transactions: node.blocks.get(n) ?? [] };
+      }
       if (call.method === 'eth_getBlockByNumber') {
         return { number: hex(node.finalized), hash: blockHashOf(node.finalized, node.fork) };
       }
@@ -39,7 +47,12 @@ function fakeNode() {
           status: tx.success ? '0x1' : '0x0',
         };
       }
-      if (call.method === 'eth_getTransactionCount') return hex(node.finalizedNonce.get(call.params[0] as string) ?? 0);
+      if (call.method === 'eth_getTransactionCount') {
+        const [sender, at] = call.params as [string, string];
+        const nonce = node.finalizedNonce.get(sender) ?? 0;
+        const raised = node.nonceRaisedAt.get(sender);
+        return hex(at !== 'finalized' && raised !== undefined && Number(at) < raised ? nonce - 1 : nonce);
+      }
       throw new Error(`unexpected ${call.method}`);
     },
     /** Receipts asked for in the last round's batches. */
@@ -158,8 +171,11 @@ describe('observeEvmTransactions with a memory', () => {
     let now = 1_000_000;
     const memory = createEvmObserveMemory({ nonceCheckAfterMs: 10_000, now: () => now });
     const replaced = hashOf(7);
+    const winner = hashOf(70);
     const item = { hash: replaced, nonce: 4 };
     node.finalizedNonce.set(FROM, 5);
+    node.nonceRaisedAt.set(FROM, 8);
+    node.blocks.set(8, [{ hash: winner, from: FROM, nonce: hex(4) }]);
 
     const early = await round(node, memory, [item]);
     assert.equal(early.roundTrips, 1, 'no nonce read in the first 10 s');
@@ -168,9 +184,22 @@ describe('observeEvmTransactions with a memory', () => {
     assert.equal((await round(node, memory, [item])).roundTrips, 1);
     now += 1;
     const due = await round(node, memory, [item]);
-    assert.equal(due.roundTrips, 3, 'receipts, the finalized nonce, the receipt again');
+    assert.equal(due.roundTrips, 6, 'receipts, the finalized nonce, the receipt again, two nonce probes, the block');
     assert.deepEqual(due.batches[1], [{ method: 'eth_getTransactionCount', params: [FROM, 'finalized'] }]);
-    assert.deepEqual(due.observations.get(replaced), { status: 'dropped', reason: 'nonce_consumed' });
+    assert.deepEqual(due.observations.get(replaced), {
+      status: 'dropped',
+      reason: 'nonce_consumed',
+      winningHash: winner,
+    });
+    // The winner is remembered: the next round proves it again without searching.
+    now += 1;
+    const again = await round(node, memory, [item]);
+    assert.equal(again.roundTrips, 3);
+    assert.deepEqual(again.observations.get(replaced), {
+      status: 'dropped',
+      reason: 'nonce_consumed',
+      winningHash: winner,
+    });
   });
 
   it('a receipt resets the wait, and entries no round asked about for ten minutes are forgotten', async () => {

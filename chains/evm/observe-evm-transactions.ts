@@ -1,6 +1,7 @@
 import { ChainInputError } from '../chain-input-error.ts';
 import { ChainRpcError, type Observation, type ObserveItem, type ObserveRound } from '../payment-chain.ts';
 import type { RpcAnswer, RpcBatchPoster } from './create-rpc-batch-poster.ts';
+import { findNonceWinners, type NonceWinner, winnerKey } from './find-nonce-winners.ts';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -83,6 +84,11 @@ export interface EvmObserveMemory {
    * every round is most of a busy round's calls for an outcome that is rare and not urgent.
    */
   readonly nonceCheckAfterMs: number;
+  /**
+   * By `sender:nonce`: the transaction that used the nonce, found in a finalized block (which never changes), so a
+   * search is made once per nonce.
+   */
+  readonly winners: Map<string, NonceWinner & { seenAt: number }>;
   readonly now: () => number;
   lastSweep: number;
 }
@@ -99,6 +105,7 @@ export function createEvmObserveMemory(opts: { nonceCheckAfterMs: number; now?: 
     awaitingFinality: new Map(),
     missingSince: new Map(),
     nonceCheckAfterMs: opts.nonceCheckAfterMs,
+    winners: new Map(),
     now,
     lastSweep: now(),
   };
@@ -107,7 +114,9 @@ export function createEvmObserveMemory(opts: { nonceCheckAfterMs: number; now?: 
 function sweep(memory: EvmObserveMemory, at: number): void {
   if (at - memory.lastSweep < MEMORY_TTL_MS / 10) return;
   memory.lastSweep = at;
-  for (const map of [memory.awaitingFinality, memory.missingSince] as Array<Map<string, { seenAt: number }>>) {
+  for (const map of [memory.awaitingFinality, memory.missingSince, memory.winners] as Array<
+    Map<string, { seenAt: number }>
+  >) {
     for (const [hash, entry] of map) if (at - entry.seenAt > MEMORY_TTL_MS) map.delete(hash);
   }
 }
@@ -122,10 +131,12 @@ function sweep(memory: EvmObserveMemory, at: number): void {
  *    `nonceCheckAfterMs`): `eth_getTransactionCount(from, 'finalized')` once per distinct sender; in the same
  *    batch, the receipts of remembered inclusions the finalized block now reaches, except those in the finalized
  *    block itself (same number and hash), which are final without a call.
- * 3. Only for items whose sender's finalized nonce is past their nonce: their receipts again. This round, read
- *    after the finalized nonce, is what proves `nonce_consumed`: the finalized transaction holding that nonce is
- *    in a block that can no longer change, so if it were this hash the node would show its receipt. (Round 1
- *    alone races a transaction included between the two rounds.)
+ * 3. Only for items whose sender's finalized nonce is past their nonce: their receipts again (one included
+ *    between the rounds shows now). One still without a receipt is not proven replaced by that alone: a node's
+ *    receipt index can lag its state, so an empty lookup means "not yet known". The proof is the transaction that
+ *    used the nonce, found on the chain (findNonceWinners: a few more requests, once per nonce, remembered): another
+ *    hash is `dropped` (`nonce_consumed`) naming it as `winningHash`; the item's own hash stays unknown until its
+ *    receipt shows; a winner the node cannot find leaves the item unknown.
  * `roundTrips` is the number of HTTP requests made. Throws a `ChainInputError` for a malformed item and a
  * transient `ChainRpcError` RPC_UNAVAILABLE when the node does not answer usably.
  */
@@ -249,10 +260,41 @@ export async function observeEvmTransactions(
     consumed.map((item) => ({ method: 'eth_getTransactionReceipt', params: [item.hash] })),
   );
   roundTrips += third.requests;
+  const unproven: ObserveItem[] = [];
   consumed.forEach((item, i) => {
     const receipt = readReceipt(third.answers[i]);
     if (receipt) observe(item.hash, receipt);
-    else observations.set(item.hash, { status: 'dropped', reason: 'nonce_consumed' });
+    else unproven.push(item);
   });
+  if (unproven.length === 0) return { observations, roundTrips };
+
+  const known = (item: ObserveItem) => memory?.winners.get(winnerKey(item.from, item.nonce!));
+  const search = unproven.filter((item) => !known(item));
+  if (search.length > 0) {
+    const found = await findNonceWinners(
+      poster,
+      search.map((item) => ({ sender: item.from, nonce: item.nonce! })),
+      finalized,
+    );
+    roundTrips += found.requests;
+    for (const [key, winner] of found.winners) memory?.winners.set(key, { ...winner, seenAt: at });
+    for (const item of search) {
+      const winner = found.winners.get(winnerKey(item.from, item.nonce!));
+      if (winner) settle(item, winner);
+    }
+  }
+  for (const item of unproven) {
+    const winner = known(item);
+    if (winner) {
+      winner.seenAt = at;
+      settle(item, winner);
+    }
+  }
   return { observations, roundTrips };
+
+  /** A found winner settles an item: another hash proves it replaced; its own hash leaves it to its receipt. */
+  function settle(item: ObserveItem, winner: NonceWinner): void {
+    if (winner.hash === item.hash.toLowerCase()) observations.set(item.hash, { status: 'unknown' });
+    else observations.set(item.hash, { status: 'dropped', reason: 'nonce_consumed', winningHash: winner.hash });
+  }
 }

@@ -742,11 +742,13 @@ export interface components {
              * @description Where it failed (status `failed` only).
              * @enum {string}
              */
-            failureStage?: "mpc_sign" | "signature_apply" | "signer_verify" | "broadcast" | "monitor_timeout";
+            failureStage?: "mpc_sign" | "signature_apply" | "signer_verify" | "broadcast" | "monitor_timeout" | "monitor";
             /** @description Why, e.g. INSUFFICIENT_NATIVE_BALANCE, REPLACED (status `failed` only). */
             failureCode?: string;
             /** @description Detail text (status `failed` only). */
             failureMessage?: string;
+            /** @description The transaction that used this one's nonce on the finalized chain (failureCode `REPLACED`), as in the record's `monitoring.winningHash`; `hash` remains the original hash. */
+            winningHash?: string;
         };
         /** @description A `rest.transaction.failed` delivery. A transaction record reverted on-chain or failed. A `monitor_timeout` failure does not prove the chain failed it: fetch the record before acting on a late event. */
         RestTransactionFailedEvent: components["schemas"]["WebhookEvent"] & {
