@@ -20,6 +20,7 @@ import { walletRoutes } from './routes/v1/wallets.ts';
 import { COMPONENTS } from './schemas/components.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
+import type { HoldsAdmin } from './services/holds-admin.ts';
 import type { PaymentService } from './services/payments.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
@@ -36,6 +37,7 @@ export interface AppDeps {
   migration: ShareMigrationService;
   admin: AdminService;
   actors: ActorsAdmin;
+  holds: HoldsAdmin;
   webhooks: WebhookService;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
@@ -175,6 +177,7 @@ export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
         admin: deps.admin,
         wallets: deps.wallets,
         actors: deps.actors,
+        holds: deps.holds,
         webhooks: deps.webhooks,
       });
     },

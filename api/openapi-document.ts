@@ -30,6 +30,7 @@ export async function openApiDocuments(): Promise<{ public: unknown; admin: unkn
     migration: unused,
     admin: unused,
     actors: unused,
+    holds: unused,
     webhooks: unused,
     ready: async () => ({}),
   };

@@ -23,6 +23,7 @@ import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
+import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createPaymentService } from './services/payments.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
@@ -194,6 +195,7 @@ export async function startApi(
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave, webhooks }),
     actors: createActorsAdmin({ host, store: store.actors }),
+    holds: createHoldsAdmin({ store, host }),
     webhooks,
     ready: async () => {
       let enclaveOk = false;

@@ -31,6 +31,10 @@ verbs:
   show-actor ACTOR_ID                           its state, context, pending effects and stored events
   retry-actor ACTOR_ID                          run a faulted actor again (its stored events apply first)
   abandon-actor ACTOR_ID                        a faulted actor never runs again (a wallet being created is removed)
+  release-hold WALLET_ID CHAIN_KEY --reason WHY --by NAME
+                                                release the wallet's hold on a chain (evm:<chainId>,
+                                                solana:<network>) from a payment that can never resolve: it
+                                                stops sending, keeps its status and stays watched
 ${ENCLAVE_PIN_USAGE}
   master-key-status                             the enclave's master key: rotation state, key ids, records per key
   rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
@@ -154,6 +158,8 @@ async function main(): Promise<void> {
       status: { type: 'string' },
       limit: { type: 'string' },
       cursor: { type: 'string' },
+      reason: { type: 'string' },
+      by: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -379,6 +385,20 @@ async function main(): Promise<void> {
           ? await call('GET', `/actors/${id}`)
           : await call('POST', `/actors/${id}/${verb === 'retry-actor' ? 'retry' : 'abandon'}`);
       print(a, JSON.stringify(a, null, 2));
+      break;
+    }
+    case 'release-hold': {
+      const walletId = need(args[0], 'WALLET_ID');
+      const r = await call('POST', `/wallets/${encodeURIComponent(walletId)}/release-hold`, {
+        chainKey: need(args[1], 'CHAIN_KEY'),
+        reason: need(values.reason, '--reason'),
+        releasedBy: need(values.by, '--by'),
+      });
+      print(
+        r,
+        `released: wallet ${r['walletId']} on ${r['chainKey']} is free to pay again\n` +
+          `payment ${r['transactionId']} keeps status ${r['status']} and stays watched (released ${r['releasedAt']} by ${r['releasedBy']})`,
+      );
       break;
     }
     case 'master-key-status': {

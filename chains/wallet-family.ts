@@ -69,6 +69,11 @@ export interface PreparedTransaction {
   /** The chain as the policy and the `transaction.signed` event name it (EVM chain id, Solana network, ...). */
   chainId: string | null;
   /**
+   * The account nonce the transaction uses, on chains that have one (EVM): a sign-only transaction may not take the
+   * nonce of a payment the service holds the wallet for.
+   */
+  nonce?: number;
+  /**
    * Signs with the wallet's key and assembles the answer. The partner's input was checked by then: a ChainInputError
    * here means a bad signature, the service's fault.
    */

@@ -117,7 +117,9 @@ export function createTransactionsRepo(sqlite: Database.Database) {
   const byWallet = sqlite.prepare(
     `select ${COLUMNS} from transactions where id = ? and project_id = ? and wallet_id = ?`,
   );
-  const holder = sqlite.prepare('select id from transactions where wallet_id = ? and chain_key = ? and unresolved = 1');
+  const holder = sqlite.prepare(
+    'select id, nonce from transactions where wallet_id = ? and chain_key = ? and unresolved = 1',
+  );
   const maxNonce = sqlite.prepare(
     `select max(nonce) as n from transactions
      where wallet_id = ? and chain_key = ? and nonce is not null and status in ('confirmed', 'reverted')`,
@@ -163,6 +165,10 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     /** The unresolved record holding the wallet on that chain, if any. */
     holder(walletId: string, chainKey: string): string | undefined {
       return (holder.get(walletId, chainKey) as { id: string } | undefined)?.id;
+    },
+    /** The unresolved record holding the wallet on that chain, with the nonce it signs with (EVM), if any. */
+    holding(walletId: string, chainKey: string): { id: string; nonce: number | null } | undefined {
+      return holder.get(walletId, chainKey) as { id: string; nonce: number | null } | undefined;
     },
     /** The highest nonce a settled record of the wallet on that chain used (EVM), or null. */
     highestSettledNonce(walletId: string, chainKey: string): number | null {

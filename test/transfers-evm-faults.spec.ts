@@ -6,15 +6,17 @@
  * only once the winning transaction is found, and named. Every outcome is checked against the chain itself.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import { promisify } from 'node:util';
 import { createEvmChain } from '../chains/evm/evm-chain.ts';
 import { paymentFamilies } from '../chains/payment-families.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { dropTransaction, mine, rpc, sendRawTransaction, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
-import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let anvil: Anvil;
 let proxy: RpcFaultProxy;
@@ -205,4 +207,106 @@ test('a broadcast refused for insufficient funds releases the wallet, but its by
   const { record: final } = await follow(w.id, r.body.transactionId, (x) => x.status === 'confirmed');
   assert.ok(final.blockNumber);
   assert.equal(await balance(to), 1000n);
+});
+
+test('a payment that can never resolve: sign-only cannot take its nonce; the operator releases the hold (CLI); the record keeps its status, stays watched, and is settled by the chain', async () => {
+  const w = await newWallet();
+  const to = '0x00000000000000000000000000000000000A0007';
+  // A node that refuses every send with an answer that proves nothing: the payment retries, holding the wallet.
+  const refuse = proxy.add({
+    method: 'eth_sendRawTransaction',
+    fault: { kind: 'error', code: -32603, message: 'internal error' },
+  });
+  const r = await transfer(w.id, to, '1000');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.status, 'pending');
+  assert.equal((await transfer(w.id, to)).body.code, 'WALLET_TRANSACTION_UNRESOLVED');
+  // Nor can the hold be bypassed by signing only: not a transfer (the node's pending nonce is the held one, as the
+  // node never got it), nor a transaction with the held nonce; another nonce is the partner's business.
+  const signOnly = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to,
+    value: '1000',
+    chainId: '31337',
+    broadcast: false,
+  });
+  assert.equal(signOnly.status, 409, JSON.stringify(signOnly.body));
+  assert.equal(signOnly.body.code, 'WALLET_TRANSACTION_UNRESOLVED');
+  assert.equal(signOnly.body.blockingTransactionId, r.body.transactionId);
+  const held = Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [w.address, 'pending']));
+  const signTransaction = (nonce: number) =>
+    svc.v1(partner.secret, 'POST', `/wallets/${w.id}/sign-transaction`, {
+      transaction: {
+        to,
+        value: '1',
+        chainId: 31337,
+        type: 2,
+        nonce,
+        gasLimit: '21000',
+        maxFeePerGas: '3000000000',
+        maxPriorityFeePerGas: '1000000000',
+      },
+    });
+  const sameNonce = await signTransaction(held);
+  assert.equal(sameNonce.status, 409, JSON.stringify(sameNonce.body));
+  assert.equal(sameNonce.body.code, 'WALLET_TRANSACTION_UNRESOLVED');
+  assert.equal((await signTransaction(held + 1)).status, 200);
+
+  const bad = await svc.admin('POST', `/wallets/${w.id}/release-hold`, { chainKey: 'evm:31337', reason: 'x' });
+  assert.equal(bad.status, 400, 'releasedBy is required');
+  const elsewhere = await svc.admin('POST', `/wallets/${w.id}/release-hold`, {
+    chainKey: 'solana:devnet',
+    reason: 'x',
+    releasedBy: 'alice',
+  });
+  assert.equal(elsewhere.status, 404);
+  assert.equal(elsewhere.body.code, 'HOLD_NOT_FOUND');
+
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'bin/admin.ts',
+      'release-hold',
+      w.id,
+      'evm:31337',
+      '--reason',
+      'the node refuses every send',
+      '--by',
+      'alice',
+      '--url',
+      svc.adminUrl,
+      '--json',
+    ],
+    { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: svc.adminToken } },
+  );
+  const released = JSON.parse(stdout);
+  assert.equal(released.transactionId, r.body.transactionId);
+  assert.equal(released.status, 'pending', 'a release claims no outcome');
+  assert.equal(released.releasedBy, 'alice');
+  const kept = await record(w.id, r.body.transactionId);
+  assert.equal(kept.status, 'pending');
+  assert.equal(kept.monitoring?.operatorRelease?.reason, 'the node refuses every send');
+  const again = await svc.admin('POST', `/wallets/${w.id}/release-hold`, {
+    chainKey: 'evm:31337',
+    reason: 'twice',
+    releasedBy: 'alice',
+  });
+  assert.equal(again.body.code, 'HOLD_NOT_FOUND', 'released once');
+
+  // The wallet pays again; the node now takes sends. The new payment uses the nonce the stuck one never got in
+  // with, so the chain settles the stuck one: replaced, naming the winner. The service never resent it.
+  refuse();
+  const mark = proxy.calls.length;
+  const next = await transfer(w.id, to, '2000');
+  assert.equal(next.status, 200, JSON.stringify(next.body));
+  await follow(w.id, next.body.transactionId, (x) => x.status === 'confirmed');
+  const { record: settled } = await follow(w.id, r.body.transactionId, (x) => x.status === 'failed');
+  assert.equal(settled.failureCode, 'REPLACED');
+  assert.equal(settled.failureStage, 'broadcast', 'never accepted by a node');
+  assert.equal(settled.monitoring?.winningHash, next.body.txHash);
+  assert.equal(settled.monitoring?.operatorRelease?.reason, 'the node refuses every send');
+  assert.equal(await balance(to), 2000n, 'only the new payment executed');
+  const sends = proxy.calls.slice(mark).filter((c) => c.call.method === 'eth_sendRawTransaction');
+  assert.equal(sends.length, 1, 'the released payment was not sent again once the node took sends');
 });

@@ -190,6 +190,25 @@ test('a broadcast sign-transaction that reverts on-chain becomes reverted, with 
   assert.equal(receipt.status, '0x0');
 });
 
+test('a broadcast sign-transaction must take the next nonce: a used or a future one is refused at admission, with no record', async () => {
+  const w = await newWallet();
+  for (const nonce of [1, 5]) {
+    const r = await broadcastReverting(w.id, nonce);
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'INVALID_REQUEST');
+    assert.equal(r.body.field, 'body.transaction.nonce');
+    assert.equal(r.body.expectedNonce, 0);
+  }
+  const first = await broadcastReverting(w.id, 0);
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  await settle(w.id, first.body.transactionId);
+  const used = await broadcastReverting(w.id, 0);
+  assert.equal(used.status, 400, JSON.stringify(used.body));
+  assert.equal(used.body.expectedNonce, 1);
+  const list = await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`);
+  assert.equal(list.body.data.length, 1, 'refused admissions leave no record');
+});
+
 test('an unfunded wallet fails at broadcast with INSUFFICIENT_NATIVE_BALANCE; the answer names the record', async () => {
   const w = await newWallet(0n);
   const r = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {

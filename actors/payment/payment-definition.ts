@@ -35,7 +35,8 @@ const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
 
 /**
  * States in which the payment holds its wallet and chain: it may still execute and nothing proved it did not take
- * effect. A payment refused on its first send (`released`) lets go, though it is still watched.
+ * effect. A payment refused on its first send (`released`), or released by the operator (`operatorReleased`), lets
+ * go, though it is still watched.
  */
 const HOLDING: ReadonlySet<string> = new Set(['signing', 'broadcasting', 'retrying', 'submitted', 'watching']);
 
@@ -46,9 +47,11 @@ function topState(value: StateValue): string {
   return typeof value === 'string' ? value : (Object.keys(value)[0] ?? '');
 }
 
-/** The record status a payment snapshot describes. */
-export function paymentStatus(snap: { value: StateValue }): TransactionStatus {
-  return STATUS_OF_STATE[topState(snap.value)] ?? 'pending';
+/** The record status a payment snapshot describes (released by the operator: the status it had then). */
+export function paymentStatus(snap: { value: StateValue; context: unknown }): TransactionStatus {
+  const state = topState(snap.value);
+  if (state === 'operatorReleased') return (snap.context as PaymentContext).operatorRelease?.status ?? 'pending';
+  return STATUS_OF_STATE[state] ?? 'pending';
 }
 
 /** What admitting a payment is given: who asks, with which wallet, on which chain, to sign what. */

@@ -1,5 +1,11 @@
 import { assign, fromPromise, setup } from 'xstate';
-import type { FailureStage, IntentKind, PaymentFamily, SolanaNetwork } from '../../chains/domain/payments.ts';
+import type {
+  FailureStage,
+  IntentKind,
+  PaymentFamily,
+  SolanaNetwork,
+  TransactionStatus,
+} from '../../chains/domain/payments.ts';
 import type { Observation } from '../../chains/payment-chain.ts';
 import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
 
@@ -47,7 +53,13 @@ export interface PaymentContext extends PaymentInput {
   failure: PaymentFailure | null;
   blockNumber: string | null;
   blockHash: string | null;
-  monitoring: { reason?: string; winningHash?: string; error?: string } | null;
+  monitoring: {
+    reason?: string;
+    winningHash?: string;
+    error?: string;
+    /** The operator released the hold: why, and when (ISO); the record's outcome is still the chain's to tell. */
+    operatorRelease?: { reason: string; releasedAt: string };
+  } | null;
   /** Broadcast attempts that got no verdict from the node (timeouts, node down). */
   unansweredBroadcasts: number;
   /** When the node first accepted (or first failed to answer) the broadcast: the monitor window counts from it. */
@@ -56,6 +68,18 @@ export interface PaymentContext extends PaymentInput {
   acceptedAt: number | null;
   /** Absolute epoch ms of the next WAKE: a broadcast retry, a rebroadcast, the end of the monitor window. */
   wakeAt: number | null;
+  /**
+   * The operator released the payment's hold (who, why, when, and the record's status then, which it keeps: a
+   * release claims no outcome). Absent in states stored before v3 knew of it.
+   */
+  operatorRelease?: OperatorRelease | null;
+}
+
+export interface OperatorRelease {
+  reason: string;
+  by: string;
+  at: number;
+  status: TransactionStatus;
 }
 
 /** The broadcast effect's verdict. It never throws for a node's answer: the machine decides what follows. */
@@ -74,13 +98,17 @@ export interface BroadcastInput {
   nonce: number | null;
 }
 
-export type PaymentEvent = { type: 'WAKE'; at: number } | { type: 'OBSERVED'; observation: Observation; at: number };
+export type PaymentEvent =
+  | { type: 'WAKE'; at: number }
+  | { type: 'OBSERVED'; observation: Observation; at: number }
+  /** The operator releases the hold (admin API): the payment stops sending and keeps being watched. */
+  | { type: 'OPERATOR_RELEASE'; reason: string; by: string; at: number };
 
 /**
  * Bumped whenever stored states of the previous version need a migration (payment-definition.ts holds them).
  * v2: the context carries the record's `nonce` beside the payload.
- * v3: `acceptedAt` (when a node first took the bytes), and the `released` state (refused on a first send: the
- * wallet is released, the bytes still watched).
+ * v3: `acceptedAt` (when a node first took the bytes), the `released` state (refused on a first send: the
+ * wallet is released, the bytes still watched) and `operatorReleased` (the operator released the hold).
  */
 export const PAYMENT_MACHINE_VERSION = 3;
 
@@ -200,9 +228,13 @@ export const paymentMachine = setup({
      * Proven unable to execute: found by the monitor after a node accepted the bytes; never accepted (its submission
      * unknown), the broadcast did not take.
      */
-    recordDropped: assign(({ context, event }) =>
-      droppedFailure(event, context.acceptedAt !== null ? 'monitor' : 'broadcast'),
-    ),
+    recordDropped: assign(({ context, event }) => {
+      const dropped = droppedFailure(event, context.acceptedAt !== null ? 'monitor' : 'broadcast');
+      const released = context.monitoring?.operatorRelease;
+      return released && dropped.monitoring
+        ? { ...dropped, monitoring: { ...dropped.monitoring, operatorRelease: released } }
+        : dropped;
+    }),
     /** A released payment proven unable to execute: its failure stands; the proof is noted beside it. */
     recordProof: assign(({ context, event }) => {
       if (event.type !== 'OBSERVED' || event.observation.status !== 'dropped') return {};
@@ -214,6 +246,18 @@ export const paymentMachine = setup({
           ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}),
         },
         wakeAt: null,
+      };
+    }),
+    /** The operator's release: noted with the status the record keeps; no more sends or WAKEs. */
+    noteOperatorRelease: assign(({ context, event }, params: { status: TransactionStatus }) => {
+      if (event.type !== 'OPERATOR_RELEASE') return {};
+      return {
+        operatorRelease: { reason: event.reason, by: event.by, at: event.at, status: params.status },
+        wakeAt: null,
+        monitoring: {
+          ...(context.monitoring ?? {}),
+          operatorRelease: { reason: event.reason, releasedAt: new Date(event.at).toISOString() },
+        },
       };
     }),
     /** The WAKE that ends the monitor window (resending the bytes meanwhile is the chain poller's work). */
@@ -288,6 +332,12 @@ export const paymentMachine = setup({
       },
     },
     broadcasting: {
+      on: {
+        OPERATOR_RELEASE: {
+          target: 'operatorReleased',
+          actions: { type: 'noteOperatorRelease', params: { status: 'pending' } },
+        },
+      },
       invoke: {
         src: 'broadcast',
         input: broadcastInput,
@@ -344,6 +394,10 @@ export const paymentMachine = setup({
     retrying: {
       on: {
         WAKE: [{ guard: 'windowOver', target: 'watching', actions: 'timedOut' }, { target: 'broadcasting' }],
+        OPERATOR_RELEASE: {
+          target: 'operatorReleased',
+          actions: { type: 'noteOperatorRelease', params: { status: 'pending' } },
+        },
       },
     },
     /**
@@ -351,13 +405,33 @@ export const paymentMachine = setup({
      * while the node does not show them); the only WAKE left is the end of the monitor window.
      */
     submitted: {
-      on: { WAKE: { guard: 'windowOver', target: 'watching', actions: 'timedOut' } },
+      on: {
+        WAKE: { guard: 'windowOver', target: 'watching', actions: 'timedOut' },
+        OPERATOR_RELEASE: {
+          target: 'operatorReleased',
+          actions: { type: 'noteOperatorRelease', params: { status: 'submitted' } },
+        },
+      },
     },
     /**
      * Status `failed` / `monitor_timeout`: the window ran out, but the bytes may still execute, so the payment keeps
      * its hold and the poller keeps watching it (and sending its bytes again) until the chain shows an outcome.
      */
-    watching: {},
+    watching: {
+      on: {
+        OPERATOR_RELEASE: {
+          target: 'operatorReleased',
+          actions: { type: 'noteOperatorRelease', params: { status: 'failed' } },
+        },
+      },
+    },
+    /**
+     * The operator released the hold of a payment that could not resolve (a chain removed from the chains file, an
+     * underpriced transaction never mined): no more sends, and the record keeps the status it had (a release claims
+     * no outcome), but its bytes may still execute, so it is watched until the chain tells (the root's OBSERVED).
+     * Not while signing: the signature is seconds away and decides what there is to watch.
+     */
+    operatorReleased: {},
     /**
      * Status `failed` (a node refused the bytes on their first send, which proves it did not take them): the wallet
      * is released, but the bytes exist, so the payment is watched until the chain proves they can no longer execute.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { createChainRegistry } from '../../api/chain-registry.ts';
 import type { Principal } from '../../api/plugins/auth.ts';
+import { createHoldsAdmin } from '../../api/services/holds-admin.ts';
 import { createPaymentService } from '../../api/services/payments.ts';
 import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import {
@@ -469,4 +470,81 @@ test('the v2 migration counts a submitted payment as accepted when broadcast, an
   assert.equal(up({ value: 'submitted', context: { broadcastAt: 5 } }).context['acceptedAt'], 5);
   assert.equal(up({ value: 'watching', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
   assert.equal(up({ value: 'retrying', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
+});
+
+test('operator release: a submitted payment keeps its status and stays watched; one being signed is refused for now', async () => {
+  let releaseSigning: () => void = () => undefined;
+  let signing = 0;
+  const t = setup({
+    sign: async (p) => {
+      signing += 1;
+      if (signing === 2) await new Promise<void>((res) => (releaseSigning = res));
+      void p;
+      return { signedTransaction: `0xsigned-${signing}`, hash: `0xhash-${signing}` };
+    },
+  });
+  const holds = createHoldsAdmin({ store: t.store, host: t.host });
+  await t.host.start();
+  const first = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in first);
+  assert.equal(first.status, 'submitted');
+  await assert.rejects(
+    holds.release('w1', { chainKey: 'evm:1', reason: 'r', releasedBy: 'op' }),
+    (e: { code?: string }) => e.code === 'HOLD_NOT_FOUND',
+  );
+  await assert.rejects(
+    holds.release('nobody', { chainKey: 'evm:31337', reason: 'r', releasedBy: 'op' }),
+    (e: { code?: string }) => e.code === 'WALLET_NOT_FOUND',
+  );
+  const released = await holds.release('w1', { chainKey: 'evm:31337', reason: 'never mined', releasedBy: 'op' });
+  assert.deepEqual(
+    [released.transactionId, released.status, released.reason, released.releasedBy],
+    [first.transactionId, 'submitted', 'never mined', 'op'],
+  );
+  let row = t.store.transactions.getAny(first.transactionId)!;
+  assert.deepEqual([row.status, row.unresolved, row.watched], ['submitted', 0, 1]);
+  assert.equal(JSON.parse(row.monitoring!).operatorRelease.reason, 'never mined');
+  assert.deepEqual(
+    events(t.store).map((e) => e.type),
+    ['send.broadcasted'],
+    'a release is no outcome: nothing is sent',
+  );
+
+  // The wallet pays again at once; while that payment is being signed, its hold cannot be released.
+  const second = t.payments.transfer(principal, 'w1', transfer);
+  await new Promise((res) => setTimeout(res, 50));
+  await assert.rejects(
+    holds.release('w1', { chainKey: 'evm:31337', reason: 'r', releasedBy: 'op' }),
+    (e: { code?: string; httpStatus?: number }) => e.code === 'HOLD_NOT_RELEASABLE' && e.httpStatus === 409,
+  );
+  releaseSigning();
+  const secondAnswer = await second;
+  assert.ok('status' in secondAnswer);
+  assert.equal(secondAnswer.status, 'submitted');
+
+  // The released one is still watched, and still not resent: the chain's answer settles it.
+  const broadcasts = t.state.broadcasts.length;
+  t.clock.now += 60_000;
+  await t.poller.pollOnce();
+  t.clock.now += 60_000;
+  await t.poller.pollOnce();
+  assert.ok(
+    t.state.broadcasts.slice(broadcasts).every((b) => b !== '0xsigned-1'),
+    'the released payment is not sent again',
+  );
+  t.state.seen.set('0xhash-1', {
+    status: 'included',
+    final: true,
+    success: true,
+    blockNumber: '3',
+    blockHash: '0xb3',
+  });
+  await t.poller.pollOnce();
+  row = t.store.transactions.getAny(first.transactionId)!;
+  assert.deepEqual([row.status, row.watched, row.blockNumber], ['confirmed', 0, '3']);
+  assert.deepEqual(
+    events(t.store).map((e) => e.type),
+    ['send.broadcasted', 'send.broadcasted', 'rest.transaction.confirmed', 'send.confirmed'],
+  );
+  await t.host.stop();
 });

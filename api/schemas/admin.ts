@@ -185,3 +185,41 @@ export const MasterKeyStatus = Type.Object(
   },
   { $id: 'MasterKeyStatus' },
 );
+
+export const ReleaseHoldBody = Type.Object(
+  {
+    chainKey: Type.String({
+      pattern: '^(evm:[0-9]{1,20}|solana:[a-z][a-z0-9-]{0,31})$',
+      description:
+        'The chain of the hold, as records and actors name it: `evm:<chainId>` or `solana:<network>`. A chain no longer in the chains file is accepted.',
+    }),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      pattern: TEXT_PATTERN,
+      description: "Why the hold is released; shown in the record's `monitoring.operatorRelease`.",
+    }),
+    releasedBy: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: TEXT_PATTERN,
+      description: 'Who releases it (an operator name); kept in the payment actor, not shown to partners.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ReleasedHold = Type.Object(
+  {
+    walletId: Type.String(),
+    chainKey: Type.String(),
+    transactionId: Type.String({ description: 'The payment that held the wallet on the chain.' }),
+    status: Type.String({
+      description: 'The record status, unchanged by the release: the release claims no outcome.',
+    }),
+    reason: Type.String(),
+    releasedBy: Type.String(),
+    releasedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'ReleasedHold' },
+);

@@ -16,6 +16,7 @@ import {
   PregeneratedWallet,
   Project,
   ProjectList,
+  ReleasedHold,
   RotatedKey,
 } from './admin.ts';
 import { ErrorSchema, Pagination } from './common.ts';
@@ -87,5 +88,6 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     ActorSummary,
     ActorList,
     ActorDetail,
+    ReleasedHold,
   ],
 };

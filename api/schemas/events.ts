@@ -107,7 +107,10 @@ const EVENTS = {
       ...recordFields,
       hash: Type.String({ description: 'EVM transaction hash or Solana signature.' }),
       blockNumber: Type.String({ description: 'The block (EVM) or slot (Solana) that includes it, decimal.' }),
-      blockHash: Type.String({ description: 'That block (or slot) hash.' }),
+      blockHash: Type.Union([Type.String(), Type.Null()], {
+        description:
+          'That block (or slot) hash; null only when the Solana node had already pruned the block when the service saw the transaction final.',
+      }),
       resolvedAt: Timestamp('When the service saw it final.'),
     },
   },

@@ -195,6 +195,21 @@ export function createPaymentService(deps: {
     }
   }
 
+  /**
+   * A broadcast transaction must take the wallet's next nonce, the one the service would give a transfer: an older
+   * one can only fail or replace, and a later one waits behind a gap the service never fills, holding the wallet.
+   */
+  function checkNextNonce(walletId: string, chainKey: string, nonce: number, pending: number): void {
+    const settled = store.transactions.highestSettledNonce(walletId, chainKey);
+    const next = Math.max(pending, settled === null ? 0 : settled + 1);
+    if (nonce !== next) {
+      throw invalidRequest(
+        `transaction.nonce is ${nonce}; a broadcast transaction must use the wallet's next nonce, ${next}${nonce < next ? ' (a lower one is already used or taken)' : ' (a higher one would wait behind a gap forever)'}`,
+        { field: 'body.transaction.nonce', expectedNonce: next },
+      );
+    }
+  }
+
   /** The chain a transfer's policy question names: the body's chain id or network, as given. */
   function requestedChain(body: TransferRequest): string | null {
     return body.chainId !== undefined ? String(body.chainId) : (body.network ?? null);
@@ -214,7 +229,10 @@ export function createPaymentService(deps: {
       if (broadcast) checkHold(wallet.id, chain.key);
       const { unsigned, pendingNonce } = await buildWithNonce(chain, wallet.address!, intent);
       if (!broadcast) {
-        // Sign-only: no record, nothing held; the nonce is the chain's pending one.
+        // Sign-only: no record, nothing held; the nonce is the chain's pending one, unless a payment of the service
+        // holds the wallet with that nonce (its bytes may not be in the node's pool): the two would compete.
+        const held = pendingNonce === null ? undefined : store.transactions.holding(wallet.id, chain.key);
+        if (held && held.nonce === pendingNonce) throw holdConflict(wallet.id, held.id);
         const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, pendingNonce));
         return { signedTransaction: signed.signedTransaction };
       }
@@ -258,11 +276,14 @@ export function createPaymentService(deps: {
       await signing.authorize(principal, wallet, 'sign-transaction', partner.chainRef);
       const chain = chains.resolve(principal.environment, family.family, partner.chainRef);
       checkHold(wallet.id, chain.key);
+      let pendingNonce: number | null;
       try {
         await chain.checkPartnerTransaction(partner);
+        pendingNonce = partner.nonce !== null && chain.pendingNonce ? await chain.pendingNonce(wallet.address!) : null;
       } catch (err) {
         throw buildFailure(err);
       }
+      if (pendingNonce !== null) checkNextNonce(wallet.id, chain.key, partner.nonce!, pendingNonce);
       const { id, view } = await record({
         apiKeyId: principal.keyId,
         wallet,

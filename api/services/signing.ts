@@ -7,6 +7,7 @@
  * `transaction.signed` in the outbox before the answer leaves.
  */
 
+import { holdConflict } from '../../actors/payment/payment-definition.ts';
 import {
   enforceDecision,
   isRawSignature,
@@ -18,6 +19,7 @@ import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
 import type { EventType } from '../../chains/domain/events.ts';
 import {
+  chainKey,
   isPaymentFamily,
   PAYMENT_FAMILIES,
   type PaymentFamily,
@@ -118,7 +120,7 @@ function rawBytes(data: string): Uint8Array {
 
 /** Signing use cases behind `/v1/wallets/{walletId}/sign-*`. */
 export function createSigningService(deps: {
-  store: Pick<Store, 'outbox' | 'writer'>;
+  store: Pick<Store, 'outbox' | 'writer' | 'transactions'>;
   /** The wallets' keys, through the enclave (shared with the payment actor's sign effect). */
   signer: Pick<WalletSigner, 'walletThatSigns' | 'signingWallet' | 'keyOf'>;
   policy: SignaturePolicy;
@@ -144,6 +146,15 @@ export function createSigningService(deps: {
       });
     }
     return wallet;
+  }
+
+  /**
+   * A sign-only transaction with the nonce of the payment that holds the wallet on its chain would compete with it
+   * (both could execute, or the payment's could be replaced behind the service's back): the spec's 409.
+   */
+  function refuseHeldNonce(walletId: string, key: string, nonce: number): void {
+    const held = store.transactions.holding(walletId, key);
+    if (held && held.nonce === nonce) throw holdConflict(walletId, held.id);
   }
 
   async function authorize(
@@ -254,6 +265,9 @@ export function createSigningService(deps: {
       const prepared = await chainInputAsync('body', () =>
         prepareTransaction(body, signer.signingWallet(wallet), poolRunner(bodyBytes)),
       );
+      if (prepared.nonce !== undefined && prepared.chainId !== null && isPaymentFamily(wallet.type)) {
+        refuseHeldNonce(wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
+      }
       await authorize(principal, wallet, 'sign-transaction', prepared.chainId);
       const signed = await prepared.sign(signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, prepared.chainId);

@@ -135,6 +135,12 @@ export const ERROR_CATALOGUE = {
   ACTOR_NOT_FOUND: { status: 404, meaning: 'No such actor.' },
   ACTOR_NOT_FAULTED: { status: 409, meaning: 'Retry and abandon apply to faulted actors only.' },
   ACTOR_FAULTED: { status: 500, meaning: "The request's actor faulted and waits for the operator." },
+  HOLD_NOT_FOUND: { status: 404, meaning: 'The wallet has no unresolved payment holding it on that chain.' },
+  HOLD_NOT_RELEASABLE: {
+    status: 409,
+    meaning:
+      'The holding payment cannot be released now: it is being signed (retry in a few seconds) or its actor is faulted (retry or abandon it).',
+  },
   NEXT_KEY_MISSING: { status: 409, meaning: 'Master-key rotation: the next key is not there.' },
   NEXT_KEY_MISMATCH: { status: 409, meaning: 'Master-key rotation: the next key is not the one prepared.' },
   WEBHOOK_NOT_CONFIGURED: { status: 404, meaning: 'The API key has no webhook endpoint.' },

@@ -31,6 +31,7 @@ export const evmSigner: WalletFamily<typeof evmPoolSteps> = {
     });
     return {
       chainId: String(prepared.chainId),
+      ...(prepared.transaction.nonce !== undefined ? { nonce: prepared.transaction.nonce } : {}),
       sign: async (key) => ({
         signedTransaction: await steps.serializeSignedEvmTransaction(
           prepared,

@@ -27,6 +27,33 @@ function decodesTo(value: unknown, length: number): value is string {
 
 const resultOf = rpcResult;
 
+/** `getBlock` of a finalized slot, for its blockhash only. */
+const blockCall = (slot: number): SolanaRpcCall => ({
+  method: 'getBlock',
+  params: [
+    slot,
+    { commitment: 'finalized', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 },
+  ],
+});
+
+/** Entries a round has not asked about for this long are forgotten. */
+const FORGET_AFTER_MS = 10 * 60_000;
+
+/**
+ * What the rounds of one chain remember: since when each signature has been absent after its blockhash was seen
+ * expired. An absence is proof only once it has lasted `proofAfterMs`: a node's status index can lag its blocks
+ * (a load-balanced RPC, a node catching up), so one empty answer is "not yet known", never absence.
+ */
+export interface SolanaObserveMemory {
+  readonly absentSince: Map<string, { since: number; askedAt: number }>;
+  readonly proofAfterMs: number;
+  readonly now: () => number;
+}
+
+export function createSolanaObserveMemory(opts: { proofAfterMs: number; now?: () => number }): SolanaObserveMemory {
+  return { absentSince: new Map(), proofAfterMs: opts.proofAfterMs, now: opts.now ?? Date.now };
+}
+
 function statusCalls(signatures: readonly string[]): SolanaRpcCall[] {
   const calls: SolanaRpcCall[] = [];
   for (let start = 0; start < signatures.length; start += STATUS_CHUNK) {
@@ -71,9 +98,14 @@ function readStatuses(
   return found;
 }
 
+/** Solana's "block cleaned up" and "slot skipped" errors: the node will never give that block. */
+const BLOCK_GONE = new Set([-32001, -32007, -32009]);
+
 /**
- * Sets the blockhash of the final observations from `getBlock` answers, one per slot of `slots`. A block the node
- * cannot give (skipped, pruned, an error) leaves `blockHash` null: the outcome stands without it.
+ * Sets the blockhash of the final observations from `getBlock` answers, one per slot of `slots`. A confirmed record
+ * names its block (the spec sets `blockNumber` and `blockHash` together), so a final inclusion whose block the node
+ * cannot give yet (an error, "not available", a node catching up) is reported not final: a later round asks again.
+ * Only a block the node has pruned for good leaves `blockHash` null on a final inclusion.
  */
 function fillBlockhashes(
   observations: Map<string, Observation>,
@@ -81,14 +113,19 @@ function fillBlockhashes(
   outcomes: readonly SolanaRpcOutcome[],
 ): void {
   const bySlot = new Map<string, string>();
+  const gone = new Set<string>();
   slots.forEach((slot, index) => {
     const outcome = outcomes[index];
+    if (outcome && !outcome.ok && BLOCK_GONE.has(outcome.error.code)) gone.add(String(slot));
     if (!outcome?.ok || !isPlainObject(outcome.result)) return;
     const blockhash = outcome.result['blockhash'];
     if (decodesTo(blockhash, 32)) bySlot.set(String(slot), blockhash);
   });
+  const asked = new Set(slots.map(String));
   for (const o of observations.values()) {
-    if (o.status === 'included' && o.final) o.blockHash = bySlot.get(o.blockNumber) ?? null;
+    if (o.status !== 'included' || !o.final || !asked.has(o.blockNumber)) continue;
+    o.blockHash = bySlot.get(o.blockNumber) ?? null;
+    if (o.blockHash === null && !gone.has(o.blockNumber)) o.final = false;
   }
 }
 
@@ -100,7 +137,8 @@ function readBoolean(outcome: SolanaRpcOutcome | undefined, method: string): boo
 }
 
 /**
- * One polling round over many Solana signatures, in at most three HTTP requests whatever their count:
+ * One polling round over many Solana signatures, in at most three HTTP requests whatever their count (four when a
+ * re-check is the first to show a final inclusion: its block is read in one more):
  * 1. `getBlockHeight` (finalized) and `getSignatureStatuses` (searchTransactionHistory, 256 per call) in one batch.
  *    A status gives `included` (`final` when finalized; `success` false with a short error text when `err`).
  * 2. Only for items without a status whose blockhash may be dead: items with `lastValidBlockHeight` below the
@@ -109,11 +147,36 @@ function readBoolean(outcome: SolanaRpcOutcome | undefined, method: string): boo
  *    distinct blockhash (finalized alone would call a blockhash newer than the finalized block dead).
  *    The same batch reads the blockhash of each finalized slot that holds one of them (`getBlock`, no details).
  * 3. Items whose blockhash both commitments call invalid are asked for again.
- * An item still absent after its re-check is `dropped` (`expired`). Items with neither blockhash nor last valid
- * height, and malformed signatures (which no chain can hold), stay unknown (absent from the map).
+ * An item still absent after its re-check is `dropped` (`expired`); with a `memory`, only once it has been absent
+ * after its expiry for `proofAfterMs` (until then unknown). Items with neither blockhash nor last valid height, and
+ * malformed signatures (which no chain can hold), stay unknown (absent from the map).
  */
-export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly ObserveItem[]): Promise<ObserveRound> {
+export async function observeSolanaSignatures(
+  rpc: SolanaRpc,
+  items: readonly ObserveItem[],
+  memory?: SolanaObserveMemory,
+): Promise<ObserveRound> {
   const counter: RoundTripCounter = { count: 0 };
+  const at = memory?.now() ?? 0;
+  if (memory) {
+    for (const [hash, entry] of memory.absentSince) {
+      if (at - entry.askedAt >= FORGET_AFTER_MS) memory.absentSince.delete(hash);
+    }
+  }
+  /** A signature still absent once its blockhash is dead: dropped, once the absence has lasted long enough. */
+  const absent = (hash: string): void => {
+    if (!memory) {
+      observations.set(hash, { status: 'dropped', reason: 'expired' });
+      return;
+    }
+    let entry = memory.absentSince.get(hash);
+    if (!entry) {
+      entry = { since: at, askedAt: at };
+      memory.absentSince.set(hash, entry);
+    }
+    entry.askedAt = at;
+    if (at - entry.since >= memory.proofAfterMs) observations.set(hash, { status: 'dropped', reason: 'expired' });
+  };
   const observations = new Map<string, Observation>();
   const wellFormed = items.filter((item) => decodesTo(item.hash, 64));
   const signatures = [...new Set(wellFormed.map((item) => item.hash))];
@@ -160,13 +223,7 @@ export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly Ob
         { method: 'isBlockhashValid', params: [blockhash, { commitment: 'processed' }] },
       ]),
       ...statusCalls(recheck),
-      ...finalSlots.map((slot) => ({
-        method: 'getBlock',
-        params: [
-          slot,
-          { commitment: 'finalized', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 },
-        ],
-      })),
+      ...finalSlots.map(blockCall),
     ],
     counter,
   );
@@ -179,14 +236,32 @@ export async function observeSolanaSignatures(rpc: SolanaRpc, items: readonly Ob
   });
   const recheckFound = readStatuses(recheck, second.slice(2 * blockhashes.length, second.length - finalSlots.length));
   for (const hash of recheck) {
-    observations.set(hash, recheckFound.get(hash) ?? { status: 'dropped', reason: 'expired' });
+    const found = recheckFound.get(hash);
+    if (found) observations.set(hash, found);
+    else absent(hash);
   }
 
   const lastCheck = [...dead].filter((hash) => !observations.has(hash));
   if (lastCheck.length > 0) {
     const third = await rpc.send(statusCalls(lastCheck), counter);
     const found = readStatuses(lastCheck, third);
-    for (const hash of lastCheck) observations.set(hash, found.get(hash) ?? { status: 'dropped', reason: 'expired' });
+    for (const hash of lastCheck) {
+      const o = found.get(hash);
+      if (o) observations.set(hash, o);
+      else absent(hash);
+    }
+  }
+  // Final inclusions first seen by a re-check (a status index that lagged): their slots' blockhashes, in one more.
+  const lateSlots = [
+    ...new Set(
+      [...observations.values()].flatMap((o) =>
+        o.status === 'included' && o.final && o.blockHash === null ? [Number(o.blockNumber)] : [],
+      ),
+    ),
+  ];
+  if (lateSlots.length > 0) fillBlockhashes(observations, lateSlots, await rpc.send(lateSlots.map(blockCall), counter));
+  if (memory) {
+    for (const [hash, o] of observations) if (o.status !== 'dropped') memory.absentSince.delete(hash);
   }
   return { observations, roundTrips: counter.count };
 }

@@ -20,6 +20,8 @@ describe('Solana chain on recorded RPC exchanges', () => {
         rpcUrl: 'http://recorded.invalid',
         environment: 'any',
         fetchFn: replay.fetchFn,
+        // As recorded: the absence after expiry is proof at once.
+        expiryProofAfterMs: 0,
       });
       const idle = async (): Promise<void> => {};
       try {

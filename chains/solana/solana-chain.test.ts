@@ -118,7 +118,12 @@ describe('Solana chain against the façade', () => {
     facade = await startSolanaFacade();
     connection = new Connection(facade.rpcUrl, 'confirmed');
     control = facadeControl(facade.rpcUrl);
-    chain = createSolanaChain({ network: 'SOLANA_DEVNET', rpcUrl: facade.rpcUrl, environment: 'development' });
+    chain = createSolanaChain({
+      network: 'SOLANA_DEVNET',
+      rpcUrl: facade.rpcUrl,
+      environment: 'development',
+      expiryProofAfterMs: 0,
+    });
     wallet = Keypair.generate();
     mintAuthority = Keypair.generate();
     await airdrop(connection, wallet.publicKey, 5 * LAMPORTS_PER_SOL);
@@ -423,6 +428,20 @@ describe('Solana chain against the façade', () => {
       // Without a blockhash or a height nothing proves it dead.
       round = await chain.observe([{ hash, from: withHeight.from }]);
       assert.equal(round.observations.has(hash), false);
+
+      // A chain that wants the absence to last (a status index may lag the blocks): unknown until it has.
+      const patient = createSolanaChain({
+        network: 'SOLANA_DEVNET',
+        rpcUrl: facade.rpcUrl,
+        environment: 'development',
+        expiryProofAfterMs: 300,
+      });
+      assert.equal((await patient.observe([withHeight])).observations.has(hash), false);
+      await new Promise((res) => setTimeout(res, 150));
+      assert.equal((await patient.observe([withHeight])).observations.has(hash), false);
+      await new Promise((res) => setTimeout(res, 200));
+      round = await patient.observe([withHeight]);
+      assert.deepEqual(round.observations.get(hash), { status: 'dropped', reason: 'expired' });
     });
   });
 
@@ -432,6 +451,7 @@ describe('Solana chain against the façade', () => {
       network: 'SOLANA_DEVNET',
       rpcUrl: facade.rpcUrl,
       environment: 'any',
+      expiryProofAfterMs: 0,
       fetchFn: (input, init) => {
         requests++;
         return fetch(input, init);

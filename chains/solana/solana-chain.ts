@@ -39,7 +39,7 @@ import {
   type SolanaRpcCall,
   type SolanaRpcOutcome,
 } from './create-solana-rpc.ts';
-import { observeSolanaSignatures } from './observe-solana-signatures.ts';
+import { createSolanaObserveMemory, observeSolanaSignatures } from './observe-solana-signatures.ts';
 import { parseSolanaAddress } from './parse-solana-address.ts';
 import { parseU64Amount } from './parse-u64-amount.ts';
 
@@ -51,7 +51,14 @@ export interface SolanaChainConfig {
   timeoutMs?: number;
   /** Replaces the global fetch (recorded exchanges, tests). */
   fetchFn?: typeof fetch;
+  /**
+   * How long a signature must stay absent after its blockhash was seen expired at finalized commitment before it is
+   * proven dropped (default 20 s): a node's status index can lag its blocks.
+   */
+  expiryProofAfterMs?: number;
 }
+
+const DEFAULT_EXPIRY_PROOF_AFTER_MS = 20_000;
 
 /**
  * Compute-unit limits per transfer kind. A limit is charged as bid (price × limit), so it is set per kind rather
@@ -198,7 +205,7 @@ function parseIntent(from: unknown, intent: unknown) {
  * @solana/web3.js 1.x transactions and @solana/spl-token instructions.
  *
  * Round trips: buildTransfer 1 (a batch: blockhash, accounts, prioritization fees), estimateFee 2, broadcast 1
- * (2 when a token instruction finds its source account missing), observe at most 3, isBlockhashValid 1.
+ * (2 when a token instruction finds its source account missing), observe at most 4, isBlockhashValid 1.
  */
 export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
   if (!isSolanaNetwork(config.network)) {
@@ -217,6 +224,9 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     rpcUrl: config.rpcUrl,
     timeoutMs: config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     fetchFn: config.fetchFn ?? fetch,
+  });
+  const observeMemory = createSolanaObserveMemory({
+    proofAfterMs: config.expiryProofAfterMs ?? DEFAULT_EXPIRY_PROOF_AFTER_MS,
   });
 
   async function prepare(from: string, intent: TransferIntent, counter?: RoundTripCounter): Promise<PreparedTransfer> {
@@ -427,7 +437,7 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     },
 
     observe(items: readonly ObserveItem[]): Promise<ObserveRound> {
-      return observeSolanaSignatures(rpc, items);
+      return observeSolanaSignatures(rpc, items, observeMemory);
     },
 
     async checkPartnerTransaction(transaction: PartnerTransaction): Promise<void> {

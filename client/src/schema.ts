@@ -694,8 +694,8 @@ export interface components {
             hash: string;
             /** @description The block (EVM) or slot (Solana) that includes it, decimal. */
             blockNumber: string;
-            /** @description That block (or slot) hash. */
-            blockHash: string;
+            /** @description That block (or slot) hash; null only when the Solana node had already pruned the block when the service saw the transaction final. */
+            blockHash: string | null;
             /**
              * Format: date-time
              * @description When the service saw it final.

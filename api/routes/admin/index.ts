@@ -25,9 +25,11 @@ import { adminErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
+import type { HoldsAdmin } from '../../services/holds-admin.ts';
 import type { WalletService } from '../../services/wallets.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
+import { holdAdminRoutes } from './holds.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
 
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
@@ -37,9 +39,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   admin: AdminService;
   wallets: WalletService;
   actors: ActorsAdmin;
+  holds: HoldsAdmin;
   webhooks: WebhookService;
-}> = async (app, { admin, wallets, actors, webhooks }) => {
+}> = async (app, { admin, wallets, actors, holds, webhooks }) => {
   await app.register(actorAdminRoutes, { actors });
+  await app.register(holdAdminRoutes, { holds });
   await app.register(webhookAdminRoutes, { webhooks });
 
   app.post(
