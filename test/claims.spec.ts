@@ -102,7 +102,7 @@ describe('POST /admin/v1/wallets/{walletId}/claim', () => {
       assert.equal(events.length, 1, JSON.stringify(events));
       assert.equal(events[0]!.projectId, partner.projectId);
       assert.deepEqual(events[0]!.data, {
-        userId: w.userIdentifier,
+        userId: w.id,
         walletId: w.id,
         walletAddress: w.address,
         walletType: type,
@@ -254,7 +254,8 @@ describe('POST /admin/v1/wallets/{walletId}/claim', () => {
     const events = outboxRows('wallet.pregen_claimed', wallet.id);
     assert.equal(events.length, 1);
     assert.deepEqual(events[0]!.data, {
-      userId: wallet.userIdentifier,
+      // Not the userIdentifier (a phone number here): the wallet's id.
+      userId: wallet.id,
       walletId: wallet.id,
       walletAddress: wallet.address,
       walletType: 'EVM',

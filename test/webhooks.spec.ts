@@ -305,7 +305,7 @@ describe('delivery', () => {
     const bodies = got.map((d) => JSON.parse(d.rawBody));
     const created = bodies.find((b) => b.type === 'wallet.created');
     assert.deepEqual(created.data, {
-      userId: 'hooked',
+      userId: w.body.id,
       walletId: w.body.id,
       walletAddress: w.body.address,
       walletType: 'EVM',
@@ -313,6 +313,10 @@ describe('delivery', () => {
     });
     const sig = bodies.find((b) => b.type === 'transaction.signed');
     assert.equal(sig.data.chainId, null);
+    assert.equal(sig.data.userId, w.body.id);
+    for (const b of bodies) {
+      assert.ok(!JSON.stringify(b).includes('"hooked"'), `${b.type} carries the wallet's userIdentifier`);
+    }
     assert.equal(sig.data.walletId, w.body.id);
     for (const d of got) assert.equal(verifySpec(d, cfg.secret), true);
   });

@@ -93,8 +93,11 @@ export function createHostCore(opts: HostOptions) {
   const defs = new Map(opts.definitions.map((d) => [d.name, d]));
   const live = new Map<string, Entry>();
   let capacityWaiters: Array<() => void> = [];
-  /** `started`: the scheduler runs; `stopped`: nothing new starts. */
-  const state = { started: false, stopped: false };
+  /**
+   * `started`: the scheduler runs; `draining`: stopping, nothing new starts, but the outcomes of at-most-once
+   * effects under way are still committed; `stopped`: nothing is applied any more.
+   */
+  const state = { started: false, draining: false, stopped: false };
 
   /** A stored row's machine, or the start's refusal naming it. */
   function definition(name: string): AnyMachineDefinition {
@@ -140,7 +143,7 @@ export function createHostCore(opts: HostOptions) {
 
   /** Refuses new work when the host is stopping or holds as many actors as it may. */
   function admit(): void {
-    if (state.stopped) throw hostStopped();
+    if (state.stopped || state.draining) throw hostStopped();
     if (live.size >= maxLive) throw actorsBusy();
   }
 

@@ -175,10 +175,38 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
   reopened.close();
 });
 
+test('a graceful stop waits for a signature under way and commits it; new work is refused meanwhile', async () => {
+  const { store, file } = tempStore();
+  let finish: (sig: string) => void = () => undefined;
+  const first = hostOn(store, {
+    definitions: [counterDefinition({ sign: () => new Promise<string>((res) => (finish = res)) })],
+  });
+  await spawnIn(first, 'counter', 'g1', undefined);
+  await first.deliver('g1', { type: 'SIGN' });
+  await new Promise((r) => setImmediate(r));
+  const stopping = first.stop();
+  await assert.rejects(first.deliver('g1', { type: 'ADD', id: 'late' }), { code: 'SERVICE_STOPPING' });
+  setTimeout(() => finish('sig'), 100);
+  await stopping;
+  assert.equal(row(store, 'g1').state, 'idle', 'the signature reached the stored state before the stop ended');
+  store.close();
+
+  const reopened = createStore(file);
+  const second = hostOn(reopened, { definitions: [counterDefinition()] });
+  await second.start();
+  const v = second.read('g1')!;
+  assert.equal(ctxOf(v).signed, 1);
+  assert.equal(ctxOf(v).error, null, 'not reported interrupted');
+  await second.stop();
+  reopened.close();
+});
+
 test('an at-most-once effect interrupted by a restart is never run again: the machine hears EFFECT_INTERRUPTED', async () => {
   const { store, file } = tempStore();
   let signs = 0;
   const first = hostOn(store, {
+    // A signature that never comes: the stop gives up waiting for it.
+    stopDrainMs: 50,
     definitions: [
       counterDefinition({
         sign: () => {

@@ -164,7 +164,7 @@ export function createActorHost(opts: HostOptions) {
       o: { id?: string } = {},
     ): Promise<DeliverResult> {
       try {
-        if (core.state.stopped) throw hostStopped();
+        if (core.state.stopped || core.state.draining) throw hostStopped();
         let e = core.live.get(actorId);
         if (!e) {
           core.admit();
@@ -249,9 +249,24 @@ export function createActorHost(opts: HostOptions) {
 
     /** Stops the scheduler and every live actor after the steps being written commit; their rows stay. */
     async stop(): Promise<void> {
-      core.state.stopped = true;
+      core.state.draining = true;
       scheduler.stop();
       faults.stop();
+      // At-most-once effects under way (a signature) finish and their outcome is committed, within a bound: what
+      // they made reaches its record. Nothing new is dispatched meanwhile; the effects their steps ask for are
+      // stored and run at the next start.
+      const deadline = performance.now() + (opts.stopDrainMs ?? 10_000);
+      const unsure = (e: Entry) =>
+        e.busy ||
+        e.mailbox.some((m) => m.intentKey !== undefined) ||
+        [...e.running].some((key) => {
+          const src = e.intents.get(key)?.src;
+          return src !== undefined && e.def.effects[src]?.delivery === 'at-most-once';
+        });
+      while (performance.now() < deadline && [...core.live.values()].some(unsure)) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      core.state.stopped = true;
       const busy = [...core.live.values()].filter((e) => e.busy);
       // Steps under way finish (their transaction is queued); wait for them a few turns at most.
       for (let i = 0; i < 50 && busy.some((e) => e.busy); i++) await new Promise((r) => setTimeout(r, 10));

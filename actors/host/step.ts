@@ -365,7 +365,7 @@ export function createSteps(
     for (const m of out.applied) m.resolve?.({ outcome: 'applied', actor: e.view });
     for (const m of out.duplicates) m.resolve?.({ outcome: 'duplicate', actor: e.view });
     for (const m of out.stale) m.resolve?.({ outcome: 'applied', actor: e.view });
-    if (!core.state.stopped) for (const it of out.added) dispatch(e, it);
+    if (!core.state.stopped && !core.state.draining) for (const it of out.added) dispatch(e, it);
     for (const a of out.after) {
       try {
         a.exec?.(a.info, a.params);

@@ -134,4 +134,10 @@ export interface HostOptions {
   wakeBatch?: number;
   /** Called with the lateness (ms) of every WAKE applied. */
   onWakeLag?: (ms: number) => void;
+  /**
+   * How long `stop()` waits for at-most-once effects under way (a signature) to finish and their outcome to be
+   * committed (default 10 s): a signature already made then reaches its record instead of being reported
+   * interrupted at the next start.
+   */
+  stopDrainMs?: number;
 }

@@ -58,7 +58,7 @@ export function paymentStatus(snap: { value: StateValue; context: unknown }): Tr
 export interface PaymentAdmission {
   /** The API key that asked: its endpoint hears the payment's events. */
   apiKeyId: string | null;
-  wallet: Pick<WalletRow, 'id' | 'projectId' | 'address' | 'userIdentifier'>;
+  wallet: Pick<WalletRow, 'id' | 'projectId' | 'address'>;
   chain: Pick<PaymentChain, 'family' | 'key' | 'environment'>;
   /** The chain as the family names it (EVM chain id, Solana network). */
   chainRef: string;
@@ -96,7 +96,7 @@ export function holdConflict(walletId: string, blocking: string | undefined): Se
 
 /** A unique violation of the hold index (one unresolved record per wallet and chain), not of another index. */
 function isHoldViolation(err: unknown): boolean {
-  return isUniqueViolation(err) && /transactions\.wallet_id, transactions\.chain_key/.test((err as Error).message);
+  return isUniqueViolation(err) && /: transactions\.wallet_id, transactions\.chain_key$/.test((err as Error).message);
 }
 
 /**
@@ -184,7 +184,6 @@ export function createPaymentDefinition(deps: {
       apiKeyId: a.apiKeyId,
       walletId: wallet.id,
       walletAddress: wallet.address!,
-      userId: wallet.userIdentifier,
       intentKind: a.intentKind,
       family: chain.family,
       chainKey: chain.key,
@@ -211,7 +210,8 @@ export function createPaymentDefinition(deps: {
     const common = { projectId: c.projectId, apiKeyId: c.apiKeyId, createdAt: at };
     const send = c.intentKind === 'transfer';
     const sendData = {
-      userId: c.userId,
+      // The wallet's id, never its userIdentifier (an e-mail or phone, maybe): api/schemas/events.ts.
+      userId: c.walletId,
       walletId: c.walletId,
       txHash: c.hash,
       type: c.family,

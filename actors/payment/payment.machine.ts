@@ -17,8 +17,6 @@ export interface PaymentInput {
   apiKeyId: string | null;
   walletId: string;
   walletAddress: string;
-  /** The wallet's user identifier: `send.*` events carry it as `userId`. */
-  userId: string;
   intentKind: IntentKind;
   family: PaymentFamily;
   chainKey: string;

@@ -91,7 +91,12 @@ function scriptedChain() {
 }
 
 function setup(
-  opts: { monitorWindowMs?: number; sign?: (p: PaymentPayload) => Promise<SignedPayment>; file?: string } = {},
+  opts: {
+    monitorWindowMs?: number;
+    sign?: (p: PaymentPayload) => Promise<SignedPayment>;
+    file?: string;
+    stopDrainMs?: number;
+  } = {},
 ) {
   const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
   const store = createStore(file);
@@ -122,6 +127,7 @@ function setup(
     log: () => undefined,
     retryBaseMs: 5,
     definitions: [paymentActors],
+    ...(opts.stopDrainMs !== undefined ? { stopDrainMs: opts.stopDrainMs } : {}),
   });
   const wallet = store.wallets.getAny('w1')!;
   const payments = createPaymentService({
@@ -379,6 +385,8 @@ test('a transaction proven unable to execute fails with TRANSACTION_EXPIRED and 
 test('a signing interrupted by a stop is never signed again: the payment fails at mpc_sign on the next start', async () => {
   let calls = 0;
   const t = setup({
+    // The signature never comes: the stop gives up waiting for it.
+    stopDrainMs: 50,
     sign: () => {
       calls += 1;
       return new Promise<SignedPayment>(() => undefined);

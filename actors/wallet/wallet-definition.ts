@@ -89,7 +89,7 @@ export function createWalletDefinition(
     persist(walletId: string, snap: WalletSnapshot) {
       const at = new Date(now()).toISOString();
       if (snap.matches('ready')) {
-        const { address, publicKey, projectId, userIdentifier, type, createdAt } = snap.context;
+        const { address, publicKey, projectId, type, createdAt } = snap.context;
         if (!address || !publicKey) throw new Error(`wallet ${walletId} reached ready without key material`);
         if (!deps.wallets.markReady(walletId, { address, publicKey, updatedAt: at })) {
           throw new Error(`wallet ${walletId} has no row to make ready`);
@@ -100,7 +100,8 @@ export function createWalletDefinition(
           type: 'wallet.created',
           createdAt: at,
           data: {
-            userId: userIdentifier,
+            // The wallet's id: the userIdentifier may be an e-mail or a phone number (api/schemas/events.ts).
+            userId: walletId,
             walletId,
             walletAddress: address,
             walletType: type,

@@ -12,7 +12,8 @@ import { ref, StringEnum } from './common.ts';
 
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
 const UserId = Type.String({
-  description: "The wallet's user: its userIdentifier (for a claim, the claiming user's id).",
+  description:
+    "The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id.",
 });
 const WalletId = Type.String({ description: 'The wallet.' });
 const WalletAddress = Type.String({ description: "The wallet's address." });

@@ -190,7 +190,7 @@ export function createSigningService(deps: {
         type: 'transaction.signed',
         createdAt: signedAt,
         data: {
-          userId: wallet.userIdentifier,
+          userId: wallet.id,
           walletId: wallet.id,
           walletAddress: wallet.address,
           chainId,

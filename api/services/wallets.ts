@@ -237,7 +237,8 @@ export function createWalletService(deps: {
           type: 'wallet.pregen_claimed',
           createdAt: claimedAt,
           data: {
-            userId: claimedByUserId,
+            // The operator's user id, else the wallet's: never the userIdentifier (an e-mail or phone, maybe).
+            userId: userId ?? walletId,
             walletId,
             walletAddress: updated.address,
             walletType: updated.type,

@@ -513,7 +513,7 @@ export interface components {
         };
         /** @description `data` of `wallet.created`. */
         WalletCreatedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
@@ -538,7 +538,7 @@ export interface components {
         };
         /** @description `data` of `wallet.pregen_claimed`. */
         WalletPregenClaimedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
@@ -563,7 +563,7 @@ export interface components {
         };
         /** @description `data` of `transaction.signed`. */
         TransactionSignedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
@@ -585,7 +585,7 @@ export interface components {
         };
         /** @description `data` of `send.broadcasted`. */
         SendBroadcastedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
@@ -614,7 +614,7 @@ export interface components {
         };
         /** @description `data` of `send.confirmed`. */
         SendConfirmedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
@@ -643,7 +643,7 @@ export interface components {
         };
         /** @description `data` of `send.failed`. */
         SendFailedData: {
-            /** @description The wallet's user: its userIdentifier (for a claim, the claiming user's id). */
+            /** @description The wallet's id: this service keeps no user records, and never sends the wallet's userIdentifier (it may be an e-mail address or a phone number). For a claim, the user id the operator gave, else the wallet's id. */
             userId: string;
             /** @description The wallet. */
             walletId: string;
