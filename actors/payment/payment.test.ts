@@ -556,3 +556,24 @@ test('operator release: a submitted payment keeps its status and stays watched; 
   );
   await t.host.stop();
 });
+
+test('a payment no send of which was answered, first seen confirmed: send.broadcasted still goes out, and the stale send error is gone', async () => {
+  const t = setup();
+  t.state.broadcastAnswer = () => {
+    throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', 'request timed out');
+  };
+  await t.host.start();
+  const answer = await t.payments.transfer(principal, 'w1', transfer);
+  assert.ok('transactionId' in answer);
+  assert.equal(answer.status, 'pending');
+  assert.equal(JSON.parse(t.store.transactions.getAny(answer.transactionId)!.monitoring!).error, 'request timed out');
+  t.state.seen.set('0xhash1', { status: 'included', final: true, success: true, blockNumber: '5', blockHash: '0xb5' });
+  await t.poller.pollOnce();
+  const record = t.store.transactions.getAny(answer.transactionId)!;
+  assert.deepEqual([record.status, record.monitoring, record.failureStage], ['confirmed', null, null]);
+  assert.deepEqual(
+    events(t.store).map((e) => e.type),
+    ['send.broadcasted', 'rest.transaction.confirmed', 'send.confirmed'],
+  );
+  await t.host.stop();
+});
