@@ -77,6 +77,21 @@ describe('findNonceWinners', () => {
     assert.ok(probes.length <= 2 * (21 + 5 * 16), `${probes.length} nonce reads`);
   });
 
+  it('a search that converges early is not dropped while the others go on narrowing', async () => {
+    // Ten senders whose nonce 1 was used in blocks 50..59 of 100: their gaps close after different numbers of steps.
+    const senders = Array.from({ length: 10 }, (_, i) => address(100 + i));
+    const chain = fakeChain(senders.flatMap((sender, i) => history(sender, [33 + i, 50 + i], 1_000 * (i + 1))));
+    const { winners } = await findNonceWinners(
+      chain.poster,
+      senders.map((sender) => ({ sender, nonce: 1 })),
+      100n,
+    );
+    assert.deepEqual(
+      senders.map((sender) => winners.get(winnerKey(sender, 1))?.blockNumber),
+      senders.map((_, i) => BigInt(50 + i)),
+    );
+  });
+
   it('finds a nonce used in the finalized block itself and one used in the genesis block', async () => {
     const a = address(3);
     const chain = fakeChain(history(a, [0, 50], 300));

@@ -56,7 +56,11 @@ export async function findNonceWinners(
 
   /** Asks each search's heights in one batch and moves its bounds by the counts answered. */
   async function probe(heightsOf: (s: Search) => bigint[]): Promise<void> {
-    const asked = searches.filter((s) => !s.failed).map((s) => ({ s, heights: heightsOf(s) }));
+    // A search that has converged asks nothing (and an empty answer must not fail it).
+    const asked = searches
+      .filter((s) => !s.failed)
+      .map((s) => ({ s, heights: heightsOf(s) }))
+      .filter(({ heights }) => heights.length > 0);
     const calls = asked.flatMap(({ s, heights }) =>
       heights.map((h) => ({ method: 'eth_getTransactionCount', params: [s.sender, hex(h)] })),
     );
