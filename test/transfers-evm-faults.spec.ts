@@ -11,11 +11,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { promisify } from 'node:util';
-import { createEvmChain } from '../chains/evm/evm-chain.ts';
-import { paymentFamilies } from '../chains/payment-families.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { dropTransaction, mine, rpc, sendRawTransaction, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
+import { chainsWithDelays } from './helpers/patient-chains.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let anvil: Anvil;
@@ -32,18 +31,8 @@ before(async () => {
   svc = await startTestService(
     { CHAINS_FILE: file, CHAIN_POLL_INTERVAL_MS: '100' },
     {
-      api: {
-        // Proofs are sought from the first round (the service waits 10 s before reading a finalized nonce).
-        createChain: (family, config) =>
-          family === 'EVM'
-            ? createEvmChain({
-                chainId: Number(config.chainRef),
-                rpcUrl: config.rpcUrl,
-                environment: config.environment,
-                nonceCheckAfterMs: 0,
-              })
-            : paymentFamilies[family].createChain(config),
-      },
+      // Proofs are sought from the first round (the service waits 10 s before reading a finalized nonce).
+      api: { createChain: chainsWithDelays({ evmNonceCheckAfterMs: 0 }) },
     },
   );
   fs.rmSync(dir, { recursive: true, force: true });

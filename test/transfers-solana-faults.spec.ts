@@ -11,12 +11,10 @@ import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { SolanaNetwork } from '../chains/domain/payments.ts';
-import { paymentFamilies } from '../chains/payment-families.ts';
-import { createSolanaChain } from '../chains/solana/solana-chain.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { airdrop } from '../fixtures/solana-facade/facade-client.ts';
 import { type SolanaFacade, startSolanaFacade } from '../fixtures/solana-facade.ts';
+import { chainsWithDelays } from './helpers/patient-chains.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let facade: SolanaFacade;
@@ -34,20 +32,8 @@ before(async () => {
   fs.writeFileSync(file, JSON.stringify({ solana: [{ network: 'SOLANA_DEVNET', rpcUrl: proxy.url }] }));
   svc = await startTestService(
     { CHAINS_FILE: file, CHAIN_POLL_INTERVAL_MS: '100' },
-    {
-      api: {
-        // A dropped transaction is proven expired once absent 5 s: longer than the status lag the tests inject after its blockhash died (20 s by default).
-        createChain: (family, config) =>
-          family === 'SOLANA'
-            ? createSolanaChain({
-                network: config.chainRef as SolanaNetwork,
-                rpcUrl: config.rpcUrl,
-                environment: config.environment,
-                expiryProofAfterMs: 5_000,
-              })
-            : paymentFamilies[family].createChain(config),
-      },
-    },
+    // A dropped transaction is proven expired once absent 5 s: longer than the status lag the tests inject after its blockhash died (20 s by default).
+    { api: { createChain: chainsWithDelays({ solanaExpiryProofAfterMs: 5_000 }) } },
   );
   fs.rmSync(dir, { recursive: true, force: true });
   partner = await svc.newPartner();

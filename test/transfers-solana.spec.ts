@@ -8,11 +8,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import type { SolanaNetwork } from '../chains/domain/payments.ts';
-import { paymentFamilies } from '../chains/payment-families.ts';
-import { createSolanaChain } from '../chains/solana/solana-chain.ts';
 import { airdrop, createTestMint, facadeControl, mintTokens } from '../fixtures/solana-facade/facade-client.ts';
 import { type SolanaFacade, startSolanaFacade } from '../fixtures/solana-facade.ts';
+import { chainsWithDelays } from './helpers/patient-chains.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let devnet: SolanaFacade;
@@ -36,20 +34,8 @@ before(async () => {
   );
   svc = await startTestService(
     { CHAINS_FILE: file, CHAIN_POLL_INTERVAL_MS: '100' },
-    {
-      api: {
-        // A dropped transaction is proven expired once absent a second after its blockhash died (20 s by default).
-        createChain: (family, config) =>
-          family === 'SOLANA'
-            ? createSolanaChain({
-                network: config.chainRef as SolanaNetwork,
-                rpcUrl: config.rpcUrl,
-                environment: config.environment,
-                expiryProofAfterMs: 1_000,
-              })
-            : paymentFamilies[family].createChain(config),
-      },
-    },
+    // A dropped transaction is proven expired once absent a second after its blockhash died (20 s by default).
+    { api: { createChain: chainsWithDelays({ solanaExpiryProofAfterMs: 1_000 }) } },
   );
   fs.rmSync(dir, { recursive: true, force: true });
   partner = await svc.newPartner();
