@@ -94,6 +94,21 @@ export function holdConflict(walletId: string, blocking: string | undefined): Se
   );
 }
 
+/**
+ * A sign-only transaction with the nonce of the payment that holds the wallet on the chain would compete with it
+ * (both could execute, or the payment's bytes, perhaps not in the node's pool, be replaced behind the service's back):
+ * the spec's 409. Sign-only transfers and sign-only EVM transactions both ask.
+ */
+export function refuseHeldNonce(
+  transactions: Pick<TransactionsRepo, 'holding'>,
+  walletId: string,
+  chainKey: string,
+  nonce: number,
+): void {
+  const held = transactions.holding(walletId, chainKey);
+  if (held && held.nonce === nonce) throw holdConflict(walletId, held.id);
+}
+
 /** A unique violation of the hold index (one unresolved record per wallet and chain), not of another index. */
 function isHoldViolation(err: unknown): boolean {
   return isUniqueViolation(err) && /: transactions\.wallet_id, transactions\.chain_key$/.test((err as Error).message);

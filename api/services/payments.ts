@@ -13,6 +13,7 @@ import {
   type PaymentAdmission,
   type PaymentDefinition,
   type PaymentView,
+  refuseHeldNonce,
 } from '../../actors/payment/payment-definition.ts';
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
@@ -229,10 +230,8 @@ export function createPaymentService(deps: {
       if (broadcast) checkHold(wallet.id, chain.key);
       const { unsigned, pendingNonce } = await buildWithNonce(chain, wallet.address!, intent);
       if (!broadcast) {
-        // Sign-only: no record, nothing held; the nonce is the chain's pending one, unless a payment of the service
-        // holds the wallet with that nonce (its bytes may not be in the node's pool): the two would compete.
-        const held = pendingNonce === null ? undefined : store.transactions.holding(wallet.id, chain.key);
-        if (held && held.nonce === pendingNonce) throw holdConflict(wallet.id, held.id);
+        // Sign-only: no record, nothing held; the nonce is the chain's pending one, unless a payment holds it.
+        if (pendingNonce !== null) refuseHeldNonce(store.transactions, wallet.id, chain.key, pendingNonce);
         const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, pendingNonce));
         return { signedTransaction: signed.signedTransaction };
       }

@@ -7,7 +7,7 @@
  * `transaction.signed` in the outbox before the answer leaves.
  */
 
-import { holdConflict } from '../../actors/payment/payment-definition.ts';
+import { refuseHeldNonce } from '../../actors/payment/payment-definition.ts';
 import {
   enforceDecision,
   isRawSignature,
@@ -148,15 +148,6 @@ export function createSigningService(deps: {
     return wallet;
   }
 
-  /**
-   * A sign-only transaction with the nonce of the payment that holds the wallet on its chain would compete with it
-   * (both could execute, or the payment's could be replaced behind the service's back): the spec's 409.
-   */
-  function refuseHeldNonce(walletId: string, key: string, nonce: number): void {
-    const held = store.transactions.holding(walletId, key);
-    if (held && held.nonce === nonce) throw holdConflict(walletId, held.id);
-  }
-
   async function authorize(
     principal: Principal,
     wallet: WalletRow,
@@ -266,7 +257,7 @@ export function createSigningService(deps: {
         prepareTransaction(body, signer.signingWallet(wallet), poolRunner(bodyBytes)),
       );
       if (prepared.nonce !== undefined && prepared.chainId !== null && isPaymentFamily(wallet.type)) {
-        refuseHeldNonce(wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
+        refuseHeldNonce(store.transactions, wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
       }
       await authorize(principal, wallet, 'sign-transaction', prepared.chainId);
       const signed = await prepared.sign(signer.keyOf(wallet));
