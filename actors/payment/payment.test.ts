@@ -577,3 +577,39 @@ test('a payment no send of which was answered, first seen confirmed: send.broadc
   );
   await t.host.stop();
 });
+
+test('a released payment stays watched across a restart: its bytes executing later confirm it, with no second failed event', async () => {
+  const t = setup();
+  await t.host.start();
+  t.state.broadcastAnswer = () => {
+    throw new ChainRpcError('final', 'INSUFFICIENT_NATIVE_BALANCE', 'insufficient funds for gas * price + value');
+  };
+  const err = (await t.payments.transfer(principal, 'w1', transfer).catch((e: unknown) => e)) as {
+    details: Record<string, unknown>;
+  };
+  const id = err.details['transactionId'] as string;
+  let record = t.store.transactions.getAny(id)!;
+  assert.deepEqual([record.status, record.unresolved, record.watched], ['failed', 0, 1]);
+  await t.host.stop();
+  t.store.close();
+
+  const again = setup({ file: t.file });
+  await again.host.start();
+  again.state.seen.set('0xhash1', {
+    status: 'included',
+    final: true,
+    success: true,
+    blockNumber: '8',
+    blockHash: '0xb8',
+  });
+  const round = await again.poller.pollOnce();
+  assert.deepEqual([round.watched, round.resent], [1, 0], 'watched, never resent');
+  record = again.store.transactions.getAny(id)!;
+  assert.deepEqual([record.status, record.watched, record.failureCode], ['confirmed', 0, null]);
+  assert.deepEqual(
+    events(again.store).map((e) => e.type),
+    // No send.broadcasted for a payment that was released as failed: the partner already heard send.failed.
+    ['rest.transaction.failed', 'send.failed', 'rest.transaction.confirmed', 'send.confirmed'],
+  );
+  await again.host.stop();
+});
