@@ -6,6 +6,7 @@ import { adminRateLimitPlugin } from './plugins/admin-rate-limit.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { connectionCap, httpLimitsPlugin, httpServerOptions, openFileLimit } from './plugins/http-limits.ts';
+import { idempotencyPlugin } from './plugins/idempotency.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { type Metrics, metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
@@ -21,6 +22,7 @@ import { COMPONENTS } from './schemas/components.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
 import type { HoldsAdmin } from './services/holds-admin.ts';
+import type { Idempotency } from './services/idempotency.ts';
 import type { PaymentService } from './services/payments.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
@@ -39,6 +41,7 @@ export interface AppDeps {
   actors: ActorsAdmin;
   holds: HoldsAdmin;
   webhooks: WebhookService;
+  idempotency: Idempotency;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
 }
@@ -146,6 +149,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (v1) => {
       await v1.register(authPlugin, { authenticator: deps.authenticator });
       await v1.register(rateLimitPlugin);
+      // Before the routes: it gives every POST its `Idempotency-Key` header.
+      await v1.register(idempotencyPlugin, {
+        idempotency: deps.idempotency,
+        resumePayment: (principal, walletId, transactionId) => deps.payments.resume(principal, walletId, transactionId),
+      });
       await v1.register(walletRoutes, { wallets: deps.wallets });
       await v1.register(signingRoutes, { signing: deps.signing, payments: deps.payments });
       await v1.register(paymentRoutes, { payments: deps.payments });

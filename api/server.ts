@@ -24,6 +24,7 @@ import { createMetrics } from './plugins/metrics.ts';
 import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
 import { createHoldsAdmin } from './services/holds-admin.ts';
+import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
@@ -152,6 +153,7 @@ export async function startApi(
   const paymentActors = createPaymentDefinition({
     transactions: store.transactions,
     outbox: store.outbox,
+    idempotency: store.idempotency,
     sign: createPaymentSigning(signer),
     chain: (key) => chains.get(key),
     monitorWindowMs: config.monitorWindowMs,
@@ -184,6 +186,10 @@ export async function startApi(
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     ...(opts.webhooks?.resolveAll ? { resolveAll: opts.webhooks.resolveAll } : {}),
   });
+  const idempotency = createIdempotency({
+    store,
+    log: (msg, err) => app.log.warn({ cause: describeCause(err) }, msg),
+  });
   const deps: AppDeps = {
     config,
     adminToken: token,
@@ -197,6 +203,7 @@ export async function startApi(
     actors: createActorsAdmin({ host, store: store.actors }),
     holds: createHoldsAdmin({ store, host }),
     webhooks,
+    idempotency,
     ready: async () => {
       let enclaveOk = false;
       try {
@@ -235,6 +242,7 @@ export async function startApi(
   );
   // Deliveries due before a restart go out now; new ones as their transactions reach the disk.
   webhookEngine.start();
+  idempotency.start();
   // Recovery runs while the API serves; /readyz says when it is done. The chain pollers start after it.
   const restore = host.start().then(
     () => {
@@ -265,6 +273,7 @@ export async function startApi(
       await host.stop();
       await restore;
       await webhookEngine.stop();
+      idempotency.stop();
       await enclave.close();
       store.close();
     },

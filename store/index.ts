@@ -2,6 +2,7 @@ import { createActorStore } from './actor-store.ts';
 import { createApiKeysRepo } from './api-keys-repo.ts';
 import { startCheckpointer } from './checkpointer.ts';
 import { openServiceDb } from './db.ts';
+import { createIdempotencyRepo } from './idempotency-repo.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
 import { createTransactionsRepo } from './transactions-repo.ts';
@@ -37,6 +38,7 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean 
     outbox: createOutboxRepo(db, sqlite, writer),
     transactions: createTransactionsRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
+    idempotency: createIdempotencyRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -3,7 +3,7 @@
  * with `npm run db:generate` and committed; they are applied at boot.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { EVENT_TYPES, SIGNATURE_FORMATS } from '../chains/domain/events.ts';
 import {
   FAILURE_STAGES,
@@ -301,5 +301,35 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex('webhook_deliveries_event').on(t.apiKeyId, t.eventId),
     index('webhook_deliveries_due').on(t.apiKeyId, t.nextAttemptAt).where(sql`status = 'pending'`),
     index('webhook_deliveries_finished').on(t.status, t.finishedAt).where(sql`status != 'pending'`),
+  ],
+);
+
+/**
+ * `Idempotency-Key`s of `/v1` POSTs, per project. A key names one operation: its route (`operation`, the OpenAPI
+ * operationId), wallet and a SHA-256 of the body in canonical JSON (`fingerprint`). A payment's key is written in the
+ * transaction that writes its record (`transactionId`), so a retry can never start a second payment; the answer is
+ * stored once it is known (`statusCode`, `body`, `headers`) and replayed as is. `expiresAt` (epoch ms) ends the
+ * 24-hour answer cache; null is a key that names its operation for good (auto-retry transfers).
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    projectId: text('project_id').notNull(),
+    key: text('key').notNull(),
+    operation: text('operation').notNull(),
+    walletId: text('wallet_id'),
+    fingerprint: text('fingerprint').notNull(),
+    transactionId: text('transaction_id'),
+    statusCode: integer('status_code'),
+    /** The answer's body as sent (JSON text). */
+    body: text('body'),
+    /** The answer's headers worth replaying (`x-transaction-id`, `location`), JSON. */
+    headers: text('headers'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.key] }),
+    index('idempotency_keys_expiry').on(t.expiresAt).where(sql`expires_at is not null`),
   ],
 );

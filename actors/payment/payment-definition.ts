@@ -1,10 +1,11 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
-import { ServiceError } from '../../chains/domain/errors.ts';
+import { idempotencyKeyInUse, ServiceError } from '../../chains/domain/errors.ts';
 import type { IntentKind, TransactionStatus } from '../../chains/domain/payments.ts';
 import type { PaymentChain, UnsignedPayment } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
+import type { IdempotencyClaim, IdempotencyRepo } from '../../store/idempotency-repo.ts';
 import type { OutboxRepo } from '../../store/outbox-repo.ts';
 import type { TransactionsRepo } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
@@ -73,6 +74,8 @@ export interface PaymentAdmission {
     | { kind: 'given'; payload: PaymentPayload; nonce: number | null; recentBlockhash: string | null };
   /** What the record shows of the payment (null where it does not apply). */
   record: { to: string | null; value: string | null; tokenAddress: string | null };
+  /** The request's `Idempotency-Key`, written with the record (so a retry finds this payment), or null. */
+  idempotency: IdempotencyClaim | null;
 }
 
 /** A payment as its caller sees it: the committed state, with its record's status. */
@@ -126,6 +129,8 @@ export function createPaymentDefinition(deps: {
     'insert' | 'nextSeq' | 'holder' | 'highestSettledNonce' | 'progress' | 'release'
   >;
   outbox: Pick<OutboxRepo, 'append'>;
+  /** Writes an admission's `Idempotency-Key` in the transaction of its record (false: another holds it). */
+  idempotency: Pick<IdempotencyRepo, 'bind'>;
   /** The sign effect: the wallet's key signs the payload (sign-payment.ts). */
   sign(input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment>;
   chain(key: string): PaymentChain | undefined;
@@ -193,6 +198,8 @@ export function createPaymentDefinition(deps: {
       if (isHoldViolation(err)) throw holdConflict(wallet.id, deps.transactions.holder(wallet.id, chain.key));
       throw err;
     }
+    // Another writer's payment holds the key: throwing undoes this record with the transaction.
+    if (a.idempotency && !deps.idempotency.bind(a.idempotency, id)) throw idempotencyKeyInUse();
     return {
       transactionId: id,
       projectId: wallet.projectId,

@@ -118,6 +118,7 @@ function setup(
   const paymentActors = createPaymentDefinition({
     transactions: store.transactions,
     outbox: store.outbox,
+    idempotency: store.idempotency,
     sign: (i) => sign(i.payload),
     chain: (k) => chains.get(k),
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
@@ -257,6 +258,24 @@ test('two payments sent together for one wallet and chain: one is recorded, the 
   assert.equal(t.store.transactions.list('proj', 'w1', { limit: 10 }).length, 1);
   assert.equal(t.signed.length, 1, 'one signature');
   assert.equal(t.state.broadcasts.length, 1);
+  await t.host.stop();
+});
+
+test('a key another writer already bound to a payment undoes the new record: 409 IDEMPOTENCY_KEY_IN_USE, nothing signed', async () => {
+  const t = setup();
+  await t.host.start();
+  const now = Date.now();
+  const name = { projectId: 'proj', key: 'k1', operation: 'transfer', walletId: 'w1', fingerprint: 'f' };
+  // What a second writer of the database would have committed first (this process holds no claim for it).
+  await t.store.writer.write(() =>
+    t.store.idempotency.bind({ ...name, createdAt: now, expiresAt: now + 60_000, transactionId: null }, 'other'),
+  );
+  const claim = { ...name, createdAt: now, expiresAt: now + 60_000, transactionId: null };
+  await assert.rejects(t.payments.transfer(principal, 'w1', transfer, claim), { code: 'IDEMPOTENCY_KEY_IN_USE' });
+  assert.equal(t.store.transactions.list('proj', 'w1', { limit: 10 }).length, 0, 'the record went with the key');
+  assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined, 'nothing holds the wallet');
+  assert.equal(t.signed.length, 0);
+  assert.equal(claim.transactionId, null);
   await t.host.stop();
 });
 

@@ -75,6 +75,12 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
 export const partnerErrors = (...codes: readonly ErrorCode[]) =>
   errorResponses(...EVERY_ROUTE, ...PARTNER_AUTH, ...codes);
 
+/** Codes of the `Idempotency-Key` header, which every `/v1` POST takes (api/plugins/idempotency.ts). */
+export const IDEMPOTENT: readonly ErrorCode[] = ['IDEMPOTENCY_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE'];
+
+/** The error responses of a `/v1` POST: a `/v1` route's, and the `Idempotency-Key` header's. */
+export const partnerPostErrors = (...codes: readonly ErrorCode[]) => partnerErrors(...IDEMPOTENT, ...codes);
+
 /** The error responses of an `/admin/v1` route: every route's codes, the admin token, and `codes`. */
 export const adminErrors = (...codes: readonly ErrorCode[]) => errorResponses(...EVERY_ROUTE, ...ADMIN_AUTH, ...codes);
 

@@ -31,6 +31,7 @@ import { isPaymentFamily, PAYMENT_FAMILIES } from '../../chains/domain/payments.
 import { ChainRpcError, type FeeEstimate, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { PaymentFamilyAdapter, TransferRequestFields } from '../../chains/payment-family.ts';
+import type { IdempotencyClaim } from '../../store/idempotency-repo.ts';
 import type { Store } from '../../store/index.ts';
 import type { TransactionRow } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
@@ -155,6 +156,8 @@ export function createPaymentService(deps: {
   async function record(admission: PaymentAdmission): Promise<{ id: string; view: PaymentView }> {
     const id = randomUUID();
     await host.spawn(paymentActors, id, admission);
+    // The key was written with the record: from now on its answer is this payment's, whatever happens next.
+    if (admission.idempotency) admission.idempotency.transactionId = id;
     const view = await host.waitFor(paymentActors, id, (v) => !v.awaitingVerdict);
     return { id, view };
   }
@@ -222,6 +225,7 @@ export function createPaymentService(deps: {
       principal: Principal,
       walletId: string,
       body: TransferRequest,
+      idempotency: IdempotencyClaim | null = null,
     ): Promise<BroadcastResult | { signedTransaction: string }> {
       const wallet = signing.paymentWallet(principal, walletId, 'transfer');
       await signing.authorize(principal, wallet, 'transfer', requestedChain(body));
@@ -243,6 +247,7 @@ export function createPaymentService(deps: {
         intentKind: 'transfer',
         signs: { kind: 'transfer', unsigned, pendingNonce },
         record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
+        idempotency,
       });
       return answer(id, view);
     },
@@ -267,6 +272,7 @@ export function createPaymentService(deps: {
       principal: Principal,
       walletId: string,
       body: { transaction: unknown; network?: SolanaNetwork; networkPassphrase?: string },
+      idempotency: IdempotencyClaim | null = null,
     ): Promise<BroadcastResult> {
       const wallet = signing.paymentWallet(principal, walletId, 'sign-transaction');
       checkTransactionFields(wallet.type, body);
@@ -296,8 +302,20 @@ export function createPaymentService(deps: {
           recentBlockhash: partner.recentBlockhash,
         },
         record: { to: partner.to, value: partner.value, tokenAddress: null },
+        idempotency,
       });
       return answer(id, view);
+    },
+
+    /**
+     * The answer of a payment a retry's `Idempotency-Key` names, when it was not stored (the service stopped between
+     * the record and its answer): the same answer, from the payment's state.
+     */
+    async resume(principal: Principal, walletId: string, transactionId: string): Promise<BroadcastResult> {
+      if (!store.transactions.get(principal.projectId, walletId, transactionId)) {
+        throw new ServiceError('TRANSACTION_NOT_FOUND', 404, 'transaction not found');
+      }
+      return answer(transactionId, await host.waitFor(paymentActors, transactionId, (v) => !v.awaitingVerdict));
     },
 
     /** `GET /v1/wallets/{walletId}/transactions`. */

@@ -126,6 +126,18 @@ export const ERROR_CATALOGUE = {
     context: ['blockingTransactionId'],
   },
   TRANSACTION_NOT_FOUND: { status: 404, meaning: 'No such transaction record for the wallet.' },
+  // --- Idempotency-Key (every /v1 POST)
+  IDEMPOTENCY_CONFLICT: {
+    status: 409,
+    meaning:
+      'The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation.',
+    context: ['differs'],
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    meaning:
+      'A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.',
+  },
   AUTO_RETRY_NOT_SUPPORTED: { status: 400, meaning: '`autoRetry` is not available in this version.' },
   ADDRESS_SCREENING_UNAVAILABLE: { status: 400, meaning: '`addressScreening` is not available on this service.' },
   ...chainEntries,

@@ -63,3 +63,15 @@ export class InternalError extends CodedError {
     this.name = 'InternalError';
   }
 }
+
+/**
+ * 409 IDEMPOTENCY_KEY_IN_USE: a request with this `Idempotency-Key` is still being processed (or, for a payment, its
+ * record was written by another); retrying the identical request gets that request's answer.
+ */
+export function idempotencyKeyInUse(): ServiceError {
+  return new ServiceError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    409,
+    'a request with this Idempotency-Key is still being processed: retry the identical request shortly',
+  );
+}

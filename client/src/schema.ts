@@ -1164,7 +1164,10 @@ export interface operations {
     createWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1274,6 +1277,8 @@ export interface operations {
             };
             /**
              * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
              *     - `WALLET_ALREADY_EXISTS`: A wallet with the same type, scheme, identifier and identifier type exists. Adds: walletId.
              */
             409: {
@@ -1286,7 +1291,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "WALLET_ALREADY_EXISTS";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "WALLET_ALREADY_EXISTS";
                     };
                 };
             };
@@ -1887,7 +1892,10 @@ export interface operations {
     signMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -1999,6 +2007,25 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -2127,7 +2154,10 @@ export interface operations {
     signRaw: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -2239,6 +2269,25 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -2367,7 +2416,10 @@ export interface operations {
     signTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -2538,6 +2590,8 @@ export interface operations {
             };
             /**
              * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
              *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
              */
             409: {
@@ -2550,7 +2604,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "WALLET_TRANSACTION_UNRESOLVED";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "WALLET_TRANSACTION_UNRESOLVED";
                     };
                 };
             };
@@ -2684,7 +2738,10 @@ export interface operations {
     signTypedData: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -2802,6 +2859,25 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -2930,7 +3006,10 @@ export interface operations {
     signAuthorization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -3042,6 +3121,25 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -3170,7 +3268,10 @@ export interface operations {
     transfer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -3328,6 +3429,8 @@ export interface operations {
             };
             /**
              * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
              *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
              */
             409: {
@@ -3340,7 +3443,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "WALLET_TRANSACTION_UNRESOLVED";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "WALLET_TRANSACTION_UNRESOLVED";
                     };
                 };
             };
@@ -3474,7 +3577,10 @@ export interface operations {
     estimateFee: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -3621,6 +3727,25 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -4397,7 +4522,10 @@ export interface operations {
     migrateShare: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 walletId: string;
             };
@@ -4507,6 +4635,8 @@ export interface operations {
             };
             /**
              * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
              *     - `SHARE_ALREADY_MIGRATED`: The wallet's user share was already migrated.
              */
             409: {
@@ -4519,7 +4649,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "SHARE_ALREADY_MIGRATED";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "SHARE_ALREADY_MIGRATED";
                     };
                 };
             };

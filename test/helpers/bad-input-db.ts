@@ -11,6 +11,7 @@ export const WATCHED_TABLES = [
   'actor_inbox',
   'actor_effects',
   'outbox',
+  'idempotency_keys',
 ] as const;
 
 /** Row count and a digest of every row of each table of the service database. */

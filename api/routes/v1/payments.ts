@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
-import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
+import { PAYMENT, partnerErrors, partnerPostErrors, SIGNING } from '../../schemas/errors.ts';
 import {
   FeeEstimate,
   ListTransactionsQuery,
@@ -15,8 +15,8 @@ import { WalletIdParams } from '../../schemas/wallets.ts';
 import type { PaymentService } from '../../services/payments.ts';
 
 /** 409: another payment holds the wallet on the chain; 503: the chain's node or the enclave did not answer. */
-const PAYMENT_ERRORS = partnerErrors(...PAYMENT);
-const FEE_ERRORS = partnerErrors(
+const PAYMENT_ERRORS = partnerPostErrors(...PAYMENT);
+const FEE_ERRORS = partnerPostErrors(
   ...SIGNING,
   'CHAIN_NOT_CONFIGURED',
   'CHAIN_NOT_ALLOWED',
@@ -72,7 +72,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
       },
     },
     async (req, reply) =>
-      withTransactionId(reply, () => payments.transfer(req.principal, req.params.walletId, req.body)),
+      withTransactionId(reply, () => payments.transfer(req.principal, req.params.walletId, req.body, req.idempotency)),
   );
 
   app.post(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_MIGRATION_PAYLOAD_BYTES } from '../../../enclave/public.ts';
 import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
-import { partnerErrors } from '../../schemas/errors.ts';
+import { partnerErrors, partnerPostErrors } from '../../schemas/errors.ts';
 import { EnclavePublicKey, MigrateShareBody } from '../../schemas/signing.ts';
 import { Wallet, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ShareMigrationService } from '../../services/share-migration.ts';
@@ -48,7 +48,7 @@ export const shareMigrationRoutes: FastifyPluginAsyncTypebox<{ migration: ShareM
         body: MigrateShareBody,
         response: {
           200: ok(Wallet, 'The wallet, which now signs over REST.', RATE_LIMIT_HEADERS),
-          ...partnerErrors(
+          ...partnerPostErrors(
             'WALLET_NOT_FOUND',
             'WALLET_NOT_READY',
             'WALLET_CLAIMED',

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
-import { PAYMENT, partnerErrors, SIGNING } from '../../schemas/errors.ts';
+import { PAYMENT, partnerPostErrors, SIGNING } from '../../schemas/errors.ts';
 import { Signature, SignedAuthorization, SignTransactionResult } from '../../schemas/signature-results.ts';
 import {
   SignAuthorizationBody,
@@ -16,7 +16,7 @@ import type { SigningService } from '../../services/signing.ts';
 import { withTransactionId } from './payments.ts';
 
 /** 403 covers invalid keys, claimed or unmigrated wallets and policy answers; 503 an unavailable enclave. */
-const SIGNING_ERRORS = partnerErrors(...SIGNING);
+const SIGNING_ERRORS = partnerPostErrors(...SIGNING);
 const common = { tags: ['signing'], security: [{ apiKey: [] }], params: WalletIdParams };
 
 /** The request body's size from Content-Length (which Fastify checks against the body), Infinity without one. */
@@ -88,13 +88,15 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
             'The signed transaction; with `broadcast: true`, also its hash and the `transactionId` of its record (header `x-transaction-id`).',
             { ...RATE_LIMIT_HEADERS, ...TRANSACTION_ID_HEADER },
           ),
-          ...partnerErrors(...PAYMENT),
+          ...partnerPostErrors(...PAYMENT),
         },
       },
     },
     async (req, reply) =>
       req.body.broadcast === true
-        ? withTransactionId(reply, () => payments.broadcastTransaction(req.principal, req.params.walletId, req.body))
+        ? withTransactionId(reply, () =>
+            payments.broadcastTransaction(req.principal, req.params.walletId, req.body, req.idempotency),
+          )
         : signing.signTransaction(req.principal, req.params.walletId, req.body, bodyBytes(req.headers)),
   );
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
-import { partnerErrors, WALLET_CREATION } from '../../schemas/errors.ts';
+import { partnerErrors, partnerPostErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import {
   CreateWalletBody,
   ListWalletsQuery,
@@ -30,7 +30,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallets: WalletService }>
             'The wallet, `ready`, with its address and public key (key generation finished before the answer).',
             RATE_LIMIT_HEADERS,
           ),
-          ...partnerErrors(...WALLET_CREATION),
+          ...partnerPostErrors(...WALLET_CREATION),
         },
       },
     },
