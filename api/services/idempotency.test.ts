@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createStore } from '../../store/index.ts';
-import { ANSWER_CACHE_MS, canonicalJson, createIdempotency, fingerprintOf } from './idempotency.ts';
+import { ANSWER_CACHE_MS, type Begun, canonicalJson, createIdempotency, fingerprintOf } from './idempotency.ts';
 
 const name = (over: Partial<{ key: string; operation: string; walletId: string | null; body: unknown }> = {}) => ({
   projectId: 'p1',
@@ -10,6 +10,11 @@ const name = (over: Partial<{ key: string; operation: string; walletId: string |
   walletId: over.walletId === undefined ? 'w1' : over.walletId,
   fingerprint: fingerprintOf(over.body ?? { to: 'a', value: '1' }),
 });
+/** The claim of a request told to run (or resume). */
+function claimOf(b: Begun) {
+  assert.notEqual(b.kind, 'replay');
+  return (b as Exclude<Begun, { kind: 'replay' }>).claim;
+}
 const answer = { statusCode: 200, body: '{"ok":true}', headers: { 'x-transaction-id': 't1' } };
 
 function setup(opts: { waitMs?: number } = {}) {
@@ -33,7 +38,7 @@ test('a stored answer is replayed; another route, wallet or body is a conflict n
   const { idem } = setup();
   const begun = await idem.begin(name());
   assert.equal(begun.kind, 'run');
-  idem.settle((begun as { claim: never }).claim, answer);
+  idem.settle(claimOf(begun), answer);
   // The duplicate waits for the answer to be durable, then replays it.
   const replay = await idem.begin(name());
   assert.deepEqual(replay, { kind: 'replay', answer });
@@ -62,7 +67,7 @@ test('a duplicate waits for the request holding the key; a conflicting one does 
   await assert.rejects(idem.begin(name({ body: { other: true } })), { code: 'IDEMPOTENCY_CONFLICT' });
   await new Promise((r) => setTimeout(r, 20));
   settled = true;
-  idem.settle((first as { claim: never }).claim, answer);
+  idem.settle(claimOf(first), answer);
   assert.deepEqual(await waiting, { kind: 'replay', answer });
   assert.equal(idem.inFlight(), 0);
 });
@@ -71,7 +76,7 @@ test('an answer not kept lets the waiting duplicate run itself', async () => {
   const { idem } = setup();
   const first = await idem.begin(name());
   const waiting = idem.begin(name());
-  idem.settle((first as { claim: never }).claim, null);
+  idem.settle(claimOf(first), null);
   assert.equal((await waiting).kind, 'run');
 });
 
@@ -79,18 +84,18 @@ test('a duplicate that waited too long is answered the retryable IDEMPOTENCY_KEY
   const { idem } = setup({ waitMs: 30 });
   const first = await idem.begin(name());
   await assert.rejects(idem.begin(name()), { code: 'IDEMPOTENCY_KEY_IN_USE' });
-  idem.settle((first as { claim: never }).claim, answer);
+  idem.settle(claimOf(first), answer);
 });
 
 test('after 24 hours the key names something new, and the sweep deletes it', async () => {
   const { idem, store, clock } = setup();
   const first = await idem.begin(name());
-  idem.settle((first as { claim: never }).claim, answer);
+  idem.settle(claimOf(first), answer);
   await idem.begin(name()); // waits for the durable answer
   clock.now += ANSWER_CACHE_MS;
   const again = await idem.begin(name({ body: { something: 'else' } }));
   assert.equal(again.kind, 'run');
-  idem.settle((again as { claim: never }).claim, null);
+  idem.settle(claimOf(again), null);
   assert.equal(store.idempotency.purgeExpired(clock.now, 10), 1);
   assert.equal(store.idempotency.find('p1', 'k', 0), undefined);
 });

@@ -6,7 +6,7 @@
  *   BENCH_RATE             steady rate of the latency phase, open loop (default 300/s)
  *   BENCH_CONNECTIONS      autocannon connections (default 64)
  *   BENCH_POLL_MS          CHAIN_POLL_INTERVAL_MS of the service (default 1000)
- *   BENCH_ONLY             comma list: throughput,pending (default both)
+ *   BENCH_ONLY             comma list: throughput,pending,idempotency (default throughput,pending)
  *   BENCH_PROFILE=1        write CPU profiles of the API and the enclave during the saturating phase, and during the
  *                          confirmation of the pending ones (to the
  *                          temporary directory, wcs-profile-<pid>.cpuprofile)
@@ -15,6 +15,9 @@
  * the node's own limit measured in the same run: anvil taking pre-signed raw transactions as fast as it can.
  * pending: 50, 500 and 5,000 transfers pending at once (anvil not mining): the RPC round trips of one polling round
  * at each level, then the time from the blocks that include and finalize them to every record `confirmed`.
+ * idempotency: the same transfers with and without an `Idempotency-Key` (a new key each), saturating and at a steady
+ * BENCH_RATE, alternated twice so that the machine's drift falls on both: the target is ≥ 90% of the throughput
+ * without keys and a p99 within 20% at 300/s.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -251,6 +254,61 @@ async function main(): Promise<void> {
       const raw = await nodeRawRate(anvil.rpcUrl, 3000);
       console.log(
         `node limit: anvil eth_sendRawTransaction ${raw.toFixed(0).padStart(6)} /s (pre-signed, 64 in flight); saturating transfers are ${(most / raw).toFixed(2)} of it`,
+      );
+    }
+
+    if (ONLY.includes('idempotency')) {
+      const ROUNDS = 2;
+      const wallets = await createWallets(svc.url, headers, 4 * ROUNDS * TRANSFERS, 'idem');
+      await fund(
+        anvil.rpcUrl,
+        wallets.map((w) => w.address),
+      );
+      let n = 0;
+      const transferOf = (keyed: boolean) => {
+        const w = wallets[n++]!;
+        return {
+          method: 'POST' as const,
+          path: `/v1/wallets/${w.id}/transfer`,
+          headers: keyed ? { ...headers, 'idempotency-key': `bench-${w.id}` } : headers,
+          body: JSON.stringify({ to: RECIPIENT, value: '1', chainId: '31337' }),
+        };
+      };
+      const settle = async () => {
+        const t0 = performance.now();
+        while (performance.now() - t0 < 120_000 && (await metric(svc.adminUrl, 'chain_poll_watched')) !== 0) {
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      };
+      const runs: Record<'plain' | 'keyed', { rate: number[]; p99: number[] }> = {
+        plain: { rate: [], p99: [] },
+        keyed: { rate: [], p99: [] },
+      };
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const kind of ['plain', 'keyed'] as const) {
+          const r = await autocannon({
+            url: svc.url,
+            connections: CONNECTIONS,
+            amount: TRANSFERS,
+            requests: [
+              { method: 'POST', headers, setupRequest: (req) => ({ ...req, ...transferOf(kind === 'keyed') }) },
+            ],
+          });
+          const achieved = r.requests.total / (r.duration || 1);
+          runs[kind].rate.push(achieved);
+          console.log(
+            `round ${round} ${kind.padEnd(5)} saturating ${achieved.toFixed(0).padStart(6)} /s   p99 ${r.latency.p99} ms   non-2xx/errors ${r.non2xx + r.errors + r.timeouts}`,
+          );
+          await settle();
+          const paced = await pacedLoad(svc.url, RATE, TRANSFERS, () => transferOf(kind === 'keyed'));
+          runs[kind].p99.push(paced.p99);
+          console.log(`round ${round} ${kind.padEnd(5)} at ${RATE}/s    ${formatPaced(paced)}`);
+          await settle();
+        }
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      console.log(
+        `with keys: throughput ${((100 * mean(runs.keyed.rate)) / mean(runs.plain.rate)).toFixed(1)}% of without (target ≥ 90%); p99 at ${RATE}/s ${mean(runs.keyed.p99).toFixed(1)} ms vs ${mean(runs.plain.p99).toFixed(1)} ms, ${((100 * mean(runs.keyed.p99)) / mean(runs.plain.p99) - 100).toFixed(1)}% (target within 20%)`,
       );
     }
 
