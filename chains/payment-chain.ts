@@ -7,8 +7,10 @@
  * Everything crossing it is JSON-safe (amounts as decimal strings), because unsigned payments and observations
  * are stored in the payment actor's snapshot.
  */
+
 import { CodedError } from './domain/errors.ts';
 import type { ChainEnvironment, ChainErrorCode, PaymentFamily, TransferKind } from './domain/payments.ts';
+import type { EvmTransferOverrides } from './evm/parse-evm-transfer-overrides.ts';
 import type { PartnerTransaction } from './payment-family.ts';
 
 /**
@@ -39,6 +41,8 @@ export interface TransferIntent {
   value: string;
   /** ERC-20 contract or SPL mint; present exactly when kind is not NATIVE. */
   tokenAddress?: string;
+  /** EVM: the fee and gas fields the body fixed (kept as given; the chain fills the rest). */
+  evm?: EvmTransferOverrides;
 }
 
 /**

@@ -31,6 +31,13 @@ export interface TransferRequestFields {
   network?: SolanaNetwork;
   tokenAddress?: string;
   kind?: TransferKind;
+  /** EVM only, as `sign-transaction` names them (chains/evm/parse-evm-transfer-overrides.ts). */
+  type?: number;
+  nonce?: number;
+  gasLimit?: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
 }
 
 /** A transfer's chain and intent, checked. */
@@ -38,6 +45,8 @@ export interface TransferTarget {
   /** The chain as the family names it (EVM chain id, Solana network): with the family, it selects a CHAINS_FILE entry. */
   chainRef: string;
   intent: TransferIntent;
+  /** EVM: the nonce the body asked for (it must be the wallet's next one); null when the service chooses. */
+  nonce: number | null;
 }
 
 /** A partner-built transaction checked for broadcast (`sign-transaction` with `broadcast: true`). */

@@ -426,3 +426,82 @@ test('the partner hears send.* and rest.transaction.* webhooks for a confirmed t
   assert.equal(failed.data.status, 'reverted');
   assert.equal(failed.data.intentKind, 'sign_transaction');
 });
+
+test('a transfer keeps the EVM fields it fixes and the chain fills the others (type, gasLimit, fees)', async () => {
+  const w = await newWallet();
+  const block = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
+  const baseFee = BigInt(block.baseFeePerGas);
+  // Type 0, everything given: signed exactly so.
+  const legacy = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '10',
+    chainId: '31337',
+    gasPrice: String(baseFee * 3n + 7n),
+    gasLimit: '30000',
+  });
+  assert.equal(legacy.status, 200, JSON.stringify(legacy.body));
+  const tx0 = parseTransaction(legacy.body.signedTransaction);
+  assert.equal(tx0.type, 'legacy');
+  assert.equal(tx0.gasPrice, baseFee * 3n + 7n);
+  assert.equal(tx0.gas, 30000n);
+  assert.equal((await settle(w.id, legacy.body.transactionId)).status, 'confirmed');
+  // Type 2 with only a tip: kept; the cap is the chain's (twice the base fee plus the tip); the gas limit estimated.
+  const tip = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '11',
+    chainId: '31337',
+    maxPriorityFeePerGas: '1234',
+  });
+  assert.equal(tip.status, 200, JSON.stringify(tip.body));
+  const tx2 = parseTransaction(tip.body.signedTransaction);
+  assert.equal(tx2.type, 'eip1559');
+  assert.equal(tx2.maxPriorityFeePerGas, 1234n);
+  assert.ok(tx2.maxFeePerGas! > 1234n && tx2.maxFeePerGas! <= 2n * baseFee + 1234n, String(tx2.maxFeePerGas));
+  assert.equal(tx2.gas, (21000n * 6n + 4n) / 5n, 'estimated 21000 plus 20%');
+  assert.equal(tx2.nonce, 1);
+  assert.equal((await settle(w.id, tip.body.transactionId)).status, 'confirmed');
+  // estimate-fee prices the same body.
+  const est = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/estimate-fee`, {
+    to: RECIPIENT,
+    value: '1',
+    chainId: '31337',
+    type: 2,
+    maxFeePerGas: '5000000000',
+    maxPriorityFeePerGas: '2',
+    gasLimit: '50000',
+  });
+  assert.equal(est.status, 200, JSON.stringify(est.body));
+  assert.equal(est.body.maxFeePerGas, '5000000000');
+  assert.equal(est.body.gasLimit, '50000');
+  assert.equal(est.body.maxFee, String(50000n * 5000000000n));
+});
+
+test("a transfer's nonce must be the wallet's next one; mixed fee models are refused before anything is signed", async () => {
+  const w = await newWallet();
+  const send = (extra: object) =>
+    svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+      to: RECIPIENT,
+      value: '3',
+      chainId: '31337',
+      ...extra,
+    });
+  const ahead = await send({ nonce: 5 });
+  assert.equal(ahead.status, 400);
+  assert.equal(ahead.body.field, 'body.nonce');
+  assert.equal(ahead.body.expectedNonce, 0);
+  for (const [extra, field] of [
+    [{ type: 2, gasPrice: '1' }, 'body.gasPrice'],
+    [{ type: 0, maxFeePerGas: '1' }, 'body.maxFeePerGas'],
+    [{ maxFeePerGas: '5', maxPriorityFeePerGas: '6' }, 'body.maxPriorityFeePerGas'],
+    [{ gasLimit: '100' }, 'body.gasLimit'],
+  ] as const) {
+    const r = await send(extra);
+    assert.equal(r.status, 400, JSON.stringify(extra));
+    assert.equal(r.body.field, field, JSON.stringify(r.body));
+  }
+  assert.equal((await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`)).body.data.length, 0);
+  const next = await send({ nonce: 0 });
+  assert.equal(next.status, 200, JSON.stringify(next.body));
+  assert.equal(parseTransaction(next.body.signedTransaction).nonce, 0);
+  assert.equal((await settle(w.id, next.body.transactionId)).status, 'confirmed');
+});

@@ -39,6 +39,50 @@ export const TransferBody = Type.Object(
     autoRetry: Type.Optional(
       Type.Object({}, { additionalProperties: true, description: 'Not available in this version: refused.' }),
     ),
+    type: Type.Optional(
+      Type.Union([Type.Literal(0), Type.Literal(2)], {
+        description:
+          "EVM only. 0: legacy (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). Default: implied by the fee fields given, else the chain's.",
+      }),
+    ),
+    nonce: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          "EVM only. Must be the wallet's next nonce (the service's choice when omitted); another is refused with `expectedNonce`.",
+      }),
+    ),
+    gasLimit: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)$',
+        maxLength: 20,
+        description: 'EVM only, decimal integer (at least 21000). Kept as given; omitted: estimated plus 20%.',
+      }),
+    ),
+    maxFeePerGas: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)$',
+        maxLength: 78,
+        description: 'EVM type 2 only, wei per gas, positive. Kept as given; omitted: twice the base fee plus the tip.',
+      }),
+    ),
+    maxPriorityFeePerGas: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)$',
+        maxLength: 78,
+        description:
+          "EVM type 2 only, wei per gas, at most maxFeePerGas. Kept as given; omitted: the node's tip (or recent blocks' paid tips).",
+      }),
+    ),
+    gasPrice: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)$',
+        maxLength: 78,
+        description:
+          "EVM type 0 only, wei per gas, positive. Kept as given; omitted: the greater of the node's price and base fee plus tip.",
+      }),
+    ),
   },
   {
     additionalProperties: false,

@@ -144,9 +144,9 @@ export function createPaymentService(deps: {
   function transferTarget(principal: Principal, wallet: WalletRow & { type: PaymentFamily }, body: TransferRequest) {
     refuseUnavailable(body);
     const family = paymentFamilies[wallet.type];
-    const { chainRef, intent } = chainInput('body', () => family.transferTarget(body, principal.environment));
+    const { chainRef, intent, nonce } = chainInput('body', () => family.transferTarget(body, principal.environment));
     const chain = chains.resolve(principal.environment, family.family, chainRef);
-    return { family, chain, chainRef, intent };
+    return { family, chain, chainRef, intent, nonce };
   }
 
   /**
@@ -203,13 +203,19 @@ export function createPaymentService(deps: {
    * A broadcast transaction must take the wallet's next nonce, the one the service would give a transfer: an older
    * one can only fail or replace, and a later one waits behind a gap the service never fills, holding the wallet.
    */
-  function checkNextNonce(walletId: string, chainKey: string, nonce: number, pending: number): void {
+  function checkNextNonce(
+    walletId: string,
+    chainKey: string,
+    nonce: number,
+    pending: number,
+    field = 'body.transaction.nonce',
+  ): void {
     const settled = store.transactions.highestSettledNonce(walletId, chainKey);
     const next = Math.max(pending, settled === null ? 0 : settled + 1);
     if (nonce !== next) {
       throw invalidRequest(
-        `transaction.nonce is ${nonce}; a broadcast transaction must use the wallet's next nonce, ${next}${nonce < next ? ' (a lower one is already used or taken)' : ' (a higher one would wait behind a gap forever)'}`,
-        { field: 'body.transaction.nonce', expectedNonce: next },
+        `${field.slice('body.'.length)} is ${nonce}; a broadcast transaction must use the wallet's next nonce, ${next}${nonce < next ? ' (a lower one is already used or taken)' : ' (a higher one would wait behind a gap forever)'}`,
+        { field, expectedNonce: next },
       );
     }
   }
@@ -229,16 +235,21 @@ export function createPaymentService(deps: {
     ): Promise<BroadcastResult | { signedTransaction: string }> {
       const wallet = signing.paymentWallet(principal, walletId, 'transfer');
       await signing.authorize(principal, wallet, 'transfer', requestedChain(body));
-      const { family, chain, chainRef, intent } = transferTarget(principal, wallet, body);
+      const { family, chain, chainRef, intent, nonce: asked } = transferTarget(principal, wallet, body);
       const broadcast = body.broadcast !== false;
       if (broadcast) checkHold(wallet.id, chain.key);
       const { unsigned, pendingNonce } = await buildWithNonce(chain, wallet.address!, intent);
       if (!broadcast) {
-        // Sign-only: no record, nothing held; the nonce is the chain's pending one, unless a payment holds it.
-        if (pendingNonce !== null) refuseHeldNonce(store.transactions, wallet.id, chain.key, pendingNonce);
-        const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, pendingNonce));
+        // Sign-only: no record, nothing held; the nonce is the one asked for or the chain's pending one, unless a
+        // payment holds it.
+        const nonce = asked ?? pendingNonce;
+        if (nonce !== null) refuseHeldNonce(store.transactions, wallet.id, chain.key, nonce);
+        const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, nonce));
         return { signedTransaction: signed.signedTransaction };
       }
+      // A nonce asked for must be the one the record would allocate anyway (field `body.nonce`).
+      if (asked !== null && pendingNonce !== null)
+        checkNextNonce(wallet.id, chain.key, asked, pendingNonce, 'body.nonce');
       const { id, view } = await record({
         apiKeyId: principal.keyId,
         wallet,

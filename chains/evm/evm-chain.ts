@@ -15,6 +15,7 @@ import { createRpcBatchPoster } from './create-rpc-batch-poster.ts';
 import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
 import { parseEvmAddress } from './parse-evm-address.ts';
 import { parseEvmQuantity } from './parse-evm-quantity.ts';
+import { type EvmTransferOverrides, feesComplete } from './parse-evm-transfer-overrides.ts';
 import { type RpcFailure, readRpcFailure } from './read-rpc-failure.ts';
 import { tipFromFeeHistory } from './tip-from-fee-history.ts';
 
@@ -212,8 +213,16 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       if (baseFee + tip > price) price = baseFee + tip;
       return { type: 0, baseFee, tip, gasPrice: price };
     }
-    // Headroom: the cap stays above the base fee through six consecutive full blocks (+12.5% each).
-    return { type: 2, baseFee, tip, maxFeePerGas: 2n * baseFee + tip };
+    // Headroom: the cap stays above the base fee through six consecutive full blocks (+12.5% each). The legacy
+    // price rides along for a transfer that asks for type 0 on this chain.
+    const legacy = rpcGasPrice.status === 'fulfilled' ? gasPrice() : undefined;
+    return {
+      type: 2,
+      baseFee,
+      tip,
+      maxFeePerGas: 2n * baseFee + tip,
+      ...(legacy === undefined ? {} : { gasPrice: legacy > baseFee + tip ? legacy : baseFee + tip }),
+    };
   }
 
   let feeQuoteCache: { startedAt: number; settled: boolean; quote: Promise<FeeQuote> } | undefined;
@@ -248,15 +257,52 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     return new ChainRpcError('final', 'EXECUTION_FAILED', `the transfer would fail on chain: ${failure.message}`);
   }
 
+  /**
+   * A transfer's fees: those the body fixed, kept as given, and the rest from the node's quote (`market`, absent when
+   * the body fixed them all). `tip` is what a type 2 transfer would pay over the base fee, at most its cap.
+   */
+  function feesFor(o: EvmTransferOverrides, market: FeeQuote | undefined): FeeQuote {
+    const type = o.type ?? market!.type;
+    const baseFee = market?.baseFee;
+    if (type === 0) {
+      if (o.gasPrice !== undefined)
+        return { type: 0, ...(baseFee === undefined ? {} : { baseFee }), gasPrice: BigInt(o.gasPrice) };
+      if (market!.gasPrice === undefined) {
+        throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', "the chain's RPC node gave no usable gas price");
+      }
+      return { ...market!, type: 0 };
+    }
+    if (o.maxFeePerGas !== undefined && o.maxPriorityFeePerGas !== undefined) {
+      return {
+        type: 2,
+        ...(baseFee === undefined ? {} : { baseFee }),
+        tip: BigInt(o.maxPriorityFeePerGas),
+        maxFeePerGas: BigInt(o.maxFeePerGas),
+      };
+    }
+    if (baseFee === undefined) {
+      throw new ChainInputError(
+        `chain ${chainId} has no base fee, so the service cannot price type 2 fees: send type 0 (gasPrice), or both maxFeePerGas and maxPriorityFeePerGas`,
+        'type',
+      );
+    }
+    let tip = o.maxPriorityFeePerGas !== undefined ? BigInt(o.maxPriorityFeePerGas) : market!.tip!;
+    const maxFeePerGas = o.maxFeePerGas !== undefined ? BigInt(o.maxFeePerGas) : 2n * baseFee + tip;
+    if (tip > maxFeePerGas) tip = maxFeePerGas;
+    return { type: 2, baseFee, tip, maxFeePerGas };
+  }
+
   async function build(
     from: string,
     intent: TransferIntent,
   ): Promise<{ payment: EvmUnsignedPayment; quote: FeeQuote }> {
     const transfer = parseTransfer(from, intent);
-    // Issued in the same tick, so they share a JSON-RPC batch (with other transfers' calls too).
+    const fixed = intent.evm ?? {};
+    // Issued in the same tick, so they share a JSON-RPC batch (with other transfers' calls too). What the body fixed
+    // is not asked: complete fees skip the quote (and its fee history), a given gas limit the estimate.
     const [quoteResult, estimateResult, balanceResult] = await Promise.allSettled([
-      feeQuote(),
-      estimateGas(transfer, true),
+      feesComplete(fixed) ? Promise.resolve(undefined) : feeQuote(),
+      fixed.gasLimit !== undefined ? Promise.resolve(fixed.gasLimit) : estimateGas(transfer, true),
       transfer.kind === 'ERC20'
         ? request({
             method: 'eth_call',
@@ -321,11 +367,11 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
         throw estimationFailed(estimateFailure);
       }
     }
-    const gas = quantity(estimate, 'gas estimate');
-    // Spec: an estimated gas limit carries a 20% buffer, rounded up.
-    const gasLimit = (gas * 6n + 4n) / 5n;
+    // Spec: an estimated gas limit carries a 20% buffer, rounded up; a given one is kept.
+    const gasLimit =
+      fixed.gasLimit !== undefined ? BigInt(fixed.gasLimit) : (quantity(estimate, 'gas estimate') * 6n + 4n) / 5n;
 
-    const quote = quoteResult.value;
+    const quote = feesFor(fixed, quoteResult.value);
     const payment: EvmUnsignedPayment = {
       family: 'EVM',
       chainId,
@@ -354,7 +400,9 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       const { payment, quote } = await build(from, intent);
       const gasLimit = BigInt(payment.gasLimit);
       const perGasCap = quote.type === 2 ? quote.maxFeePerGas! : quote.gasPrice!;
-      const perGasNow = quote.type === 2 ? quote.baseFee! + quote.tip! : quote.gasPrice!;
+      // Type 2 pays the base fee plus its tip, never above its cap (the cap is all that is known without a base fee).
+      const now2 = quote.baseFee === undefined ? perGasCap : quote.baseFee + quote.tip!;
+      const perGasNow = quote.type === 2 ? (now2 < perGasCap ? now2 : perGasCap) : quote.gasPrice!;
       return {
         family: 'EVM',
         chainId: String(chainId),

@@ -9,6 +9,7 @@ import type { Secp256k1Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { createEvmChain } from './evm-chain.ts';
 import { evmChainsFile } from './evm-chains-file.ts';
+import { parseEvmTransferOverrides } from './parse-evm-transfer-overrides.ts';
 import { type EvmTransactionInput, prepareEvmTransaction } from './prepare-evm-transaction.ts';
 import { recoverEvmTransactionSigner } from './recover-evm-transaction-signer.ts';
 import { serializeSignedEvmTransaction } from './serialize-signed-evm-transaction.ts';
@@ -61,7 +62,8 @@ export const evmPayments: PaymentFamilyAdapter<EvmPaymentPayload> = {
     if (!CHAIN_ID.test(chainRef)) {
       throw new ChainInputError('chainId must be a positive integer (as a string)', 'chainId');
     }
-    return { chainRef, intent };
+    const { overrides, nonce } = parseEvmTransferOverrides(body);
+    return { chainRef, intent: Object.keys(overrides).length > 0 ? { ...intent, evm: overrides } : intent, nonce };
   },
 
   partnerTransaction(request) {

@@ -2,6 +2,7 @@ import { VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
 import type { ChainEnvironment, SolanaNetwork } from '../domain/payments.ts';
+import { EVM_OVERRIDE_FIELDS } from '../evm/parse-evm-transfer-overrides.ts';
 import type { SolanaUnsignedPayment } from '../payment-chain.ts';
 import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts';
 import type { Ed25519Signature } from '../signing-types.ts';
@@ -38,7 +39,15 @@ export const solanaPayments: PaymentFamilyAdapter<SolanaPaymentPayload> = {
     if (body.chainId !== undefined) {
       throw new ChainInputError('chainId applies to EVM wallets only; Solana transfers name network', 'chainId');
     }
-    return { chainRef: body.network ?? defaultNetwork(keyEnvironment), intent };
+    // The service chooses a Solana transfer's fees and blockhash: EVM's nonce, gas and fee fields have no meaning here.
+    const evmField = EVM_OVERRIDE_FIELDS.find((f) => body[f] !== undefined);
+    if (evmField) {
+      throw new ChainInputError(
+        `${evmField} applies to EVM transfers only; Solana fees are chosen by the service`,
+        evmField,
+      );
+    }
+    return { chainRef: body.network ?? defaultNetwork(keyEnvironment), intent, nonce: null };
   },
 
   partnerTransaction(request, walletAddress, keyEnvironment) {

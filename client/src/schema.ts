@@ -3313,6 +3313,18 @@ export interface operations {
                     autoRetry?: {
                         [key: string]: unknown;
                     };
+                    /** @description EVM only. 0: legacy (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). Default: implied by the fee fields given, else the chain's. */
+                    type?: 0 | 2;
+                    /** @description EVM only. Must be the wallet's next nonce (the service's choice when omitted); another is refused with `expectedNonce`. */
+                    nonce?: number;
+                    /** @description EVM only, decimal integer (at least 21000). Kept as given; omitted: estimated plus 20%. */
+                    gasLimit?: string;
+                    /** @description EVM type 2 only, wei per gas, positive. Kept as given; omitted: twice the base fee plus the tip. */
+                    maxFeePerGas?: string;
+                    /** @description EVM type 2 only, wei per gas, at most maxFeePerGas. Kept as given; omitted: the node's tip (or recent blocks' paid tips). */
+                    maxPriorityFeePerGas?: string;
+                    /** @description EVM type 0 only, wei per gas, positive. Kept as given; omitted: the greater of the node's price and base fee plus tip. */
+                    gasPrice?: string;
                 };
             };
         };
@@ -3622,6 +3634,18 @@ export interface operations {
                     autoRetry?: {
                         [key: string]: unknown;
                     };
+                    /** @description EVM only. 0: legacy (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). Default: implied by the fee fields given, else the chain's. */
+                    type?: 0 | 2;
+                    /** @description EVM only. Must be the wallet's next nonce (the service's choice when omitted); another is refused with `expectedNonce`. */
+                    nonce?: number;
+                    /** @description EVM only, decimal integer (at least 21000). Kept as given; omitted: estimated plus 20%. */
+                    gasLimit?: string;
+                    /** @description EVM type 2 only, wei per gas, positive. Kept as given; omitted: twice the base fee plus the tip. */
+                    maxFeePerGas?: string;
+                    /** @description EVM type 2 only, wei per gas, at most maxFeePerGas. Kept as given; omitted: the node's tip (or recent blocks' paid tips). */
+                    maxPriorityFeePerGas?: string;
+                    /** @description EVM type 0 only, wei per gas, positive. Kept as given; omitted: the greater of the node's price and base fee plus tip. */
+                    gasPrice?: string;
                 };
             };
         };
