@@ -222,16 +222,18 @@ export const transactions = sqliteTable(
     recentBlockhash: text('recent_blockhash'),
     lastValidBlockHeight: integer('last_valid_block_height'),
     signedTransaction: text('signed_transaction'),
-    /**
-     * 1 while the payment holds its wallet and chain: one pending payment per wallet and chain, enforced by the
-     * unique index below.
-     */
+    /** 1 while the payment holds its wallet and chain (its row in `holds`); its stored bytes are resent meanwhile. */
     unresolved: integer('unresolved').notNull().default(1),
     /**
      * 1 while the chain poller looks the payment up: as long as its signed bytes may still execute, which outlasts
      * the hold of a payment failed after signing (its bytes are in the partner's hands).
      */
     watched: integer('watched').notNull().default(0),
+    /**
+     * The payment's attempts as the record shows them (JSON: ordinal, stage, preparedAt, hash, lastBroadcastAt), from
+     * its actor's state, written with each step. Null on records older than attempts.
+     */
+    attempts: text('attempts'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     resolvedAt: text('resolved_at'),
@@ -241,7 +243,6 @@ export const transactions = sqliteTable(
   (t) => [
     uniqueIndex('transactions_seq').on(t.seq),
     index('transactions_wallet_seq').on(t.walletId, t.seq),
-    uniqueIndex('transactions_hold').on(t.walletId, t.chainKey).where(sql`unresolved = 1`),
     index('transactions_watch').on(t.chainKey, t.seq).where(sql`watched = 1 and hash is not null`),
     index('transactions_wallet_chain_nonce').on(t.walletId, t.chainKey, t.nonce).where(sql`nonce is not null`),
   ],
@@ -302,6 +303,24 @@ export const webhookDeliveries = sqliteTable(
     index('webhook_deliveries_due').on(t.apiKeyId, t.nextAttemptAt).where(sql`status = 'pending'`),
     index('webhook_deliveries_finished').on(t.status, t.finishedAt).where(sql`status != 'pending'`),
   ],
+);
+
+/**
+ * Who holds a wallet on a chain: one unresolved payment per wallet and chain (the spec's 409
+ * WALLET_TRANSACTION_UNRESOLVED), a row written with the record that takes it and deleted when nothing it holds can
+ * still execute. A table of its own rather than an index over records, so that a record which is not the holder (a
+ * manual cancellation, competing for the holder's nonce) can sit beside it.
+ */
+export const holds = sqliteTable(
+  'holds',
+  {
+    walletId: text('wallet_id').notNull(),
+    chainKey: text('chain_key').notNull(),
+    /** The holding transaction record. */
+    holderId: text('holder_id').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.walletId, t.chainKey] }), uniqueIndex('holds_holder').on(t.holderId)],
 );
 
 /**

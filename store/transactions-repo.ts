@@ -38,6 +38,8 @@ export interface TransactionRow {
   unresolved: number;
   /** 1 while the chain poller looks it up. */
   watched: number;
+  /** JSON text: the payment's attempts (null on records older than them). */
+  attempts: string | null;
   createdAt: string;
   updatedAt: string;
   resolvedAt: string | null;
@@ -58,6 +60,7 @@ export type TransactionProgress = Pick<
   | 'signedTransaction'
   | 'unresolved'
   | 'watched'
+  | 'attempts'
   | 'updatedAt'
   | 'resolvedAt'
 >;
@@ -87,7 +90,7 @@ const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id 
   block_hash as blockHash, failure_stage as failureStage, failure_code as failureCode,
   failure_message as failureMessage, monitoring, to_address as toAddress, value, token_address as tokenAddress,
   nonce, recent_blockhash as recentBlockhash, last_valid_block_height as lastValidBlockHeight,
-  signed_transaction as signedTransaction, unresolved, watched, created_at as createdAt, updated_at as updatedAt,
+  signed_transaction as signedTransaction, unresolved, watched, attempts, created_at as createdAt, updated_at as updatedAt,
   resolved_at as resolvedAt, seq`;
 
 /**
@@ -100,17 +103,17 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     `insert into transactions (id, project_id, api_key_id, wallet_id, intent_kind, type, chain_key, chain_id, network,
       status, hash, block_number, block_hash, failure_stage, failure_code, failure_message, monitoring, to_address,
       value, token_address, nonce, recent_blockhash, last_valid_block_height, signed_transaction, unresolved,
-      watched, created_at, updated_at, resolved_at, seq)
+      watched, attempts, created_at, updated_at, resolved_at, seq)
      values (@id, @projectId, @apiKeyId, @walletId, @intentKind, @type, @chainKey, @chainId, @network, @status, @hash,
       @blockNumber, @blockHash, @failureStage, @failureCode, @failureMessage, @monitoring, @toAddress, @value,
       @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @watched,
-      @createdAt, @updatedAt, @resolvedAt, @seq)`,
+      @attempts, @createdAt, @updatedAt, @resolvedAt, @seq)`,
   );
   const progressStmt = sqlite.prepare(
     `update transactions set status = @status, hash = @hash, block_number = @blockNumber, block_hash = @blockHash,
       failure_stage = @failureStage, failure_code = @failureCode, failure_message = @failureMessage,
       monitoring = @monitoring, signed_transaction = @signedTransaction, unresolved = @unresolved,
-      watched = @watched, updated_at = @updatedAt, resolved_at = @resolvedAt
+      watched = @watched, attempts = @attempts, updated_at = @updatedAt, resolved_at = @resolvedAt
      where id = @id`,
   );
   const byId = sqlite.prepare(`select ${COLUMNS} from transactions where id = ?`);
@@ -118,8 +121,13 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     `select ${COLUMNS} from transactions where id = ? and project_id = ? and wallet_id = ?`,
   );
   const holder = sqlite.prepare(
-    'select id, nonce from transactions where wallet_id = ? and chain_key = ? and unresolved = 1',
+    `select t.id, t.nonce from holds h join transactions t on t.id = h.holder_id
+     where h.wallet_id = ? and h.chain_key = ?`,
   );
+  const takeHold = sqlite.prepare(
+    'insert into holds (wallet_id, chain_key, holder_id, created_at) values (@walletId, @chainKey, @id, @createdAt)',
+  );
+  const dropHold = sqlite.prepare('delete from holds where holder_id = ?');
   const maxNonce = sqlite.prepare(
     `select max(nonce) as n from transactions
      where wallet_id = ? and chain_key = ? and nonce is not null and status in ('confirmed', 'reverted')`,
@@ -139,9 +147,13 @@ export function createTransactionsRepo(sqlite: Database.Database) {
   let lastSeq: number | undefined;
 
   return {
-    /** Inside a transaction. Throws a unique violation when the wallet already holds an unresolved record there. */
+    /**
+     * Inside a transaction. A record inserted unresolved takes the hold of its wallet and chain: a unique violation
+     * of `holds` (isHoldViolation) when another record holds them.
+     */
     insert(row: TransactionRow): void {
       insertStmt.run(row);
+      if (row.unresolved === 1) takeHold.run(row);
     },
     nextSeq(): number {
       if (lastSeq === undefined) lastSeq = (maxSeq.get() as { m: number | null }).m ?? 0;
@@ -151,10 +163,12 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     /** Inside a transaction. */
     progress(id: string, p: TransactionProgress): void {
       progressStmt.run({ id, ...p });
+      if (p.unresolved === 0) dropHold.run(id);
     },
     /** Inside a transaction: the operator released (abandoned) the payment. */
     release(id: string, at: string): void {
       releaseStmt.run(at, at, id);
+      dropHold.run(id);
     },
     getAny(id: string): TransactionRow | undefined {
       return byId.get(id) as TransactionRow | undefined;

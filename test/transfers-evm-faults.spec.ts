@@ -110,13 +110,17 @@ test('receipts hidden for a while (a receipt index behind the state): the paymen
   const to = '0x00000000000000000000000000000000000A0002';
   const r = await transfer(w.id, to);
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  const hiddenUntil = Date.now() + 4_000;
-  proxy.add({ method: 'eth_getTransactionReceipt', until: hiddenUntil, fault: { kind: 'result', result: null } });
-  proxy.add({ method: 'eth_getTransactionByHash', until: hiddenUntil, fault: { kind: 'result', result: null } });
+  const hiddenFor = Date.now() + 3_000;
+  // Hidden until removed, after the hold is checked: a loaded machine must not let the receipts back in before it.
+  const unhide = [
+    proxy.add({ method: 'eth_getTransactionReceipt', fault: { kind: 'result', result: null } }),
+    proxy.add({ method: 'eth_getTransactionByHash', fault: { kind: 'result', result: null } }),
+  ];
   // Past finality while hidden: the finalized nonce passes the payment's, and the poller seeks a proof.
-  const { seen } = await follow(w.id, r.body.transactionId, () => Date.now() > hiddenUntil - 1_000, 10_000);
+  const { seen } = await follow(w.id, r.body.transactionId, () => Date.now() > hiddenFor, 10_000);
   assert.ok(!seen.includes('failed'), `while receipts were hidden: ${seen.join(' → ')}`);
   const held = await transfer(w.id, to);
+  for (const remove of unhide) remove();
   assert.equal(held.body.code, 'WALLET_TRANSACTION_UNRESOLVED', 'the wallet is still held');
   const { record: final, seen: after } = await follow(w.id, r.body.transactionId, (x) => x.status === 'confirmed');
   assert.ok(!after.includes('failed'), after.join(' → '));

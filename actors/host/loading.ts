@@ -34,7 +34,7 @@ export function createLoading(
     for (let v = row.machineVersion; v < def.version; v++) {
       const m = def.migrations?.find((x) => x.from === v);
       if (!m) throw new ActorVersionError(`${def.name} has no migration from v${v}`);
-      const up = m.up(raw);
+      const up = m.up(raw, { actorId: row.actorId });
       if (up.effects) effects = up.effects;
       raw = { value: up.value, context: up.context };
     }

@@ -18,10 +18,13 @@ export interface LegacyEffect {
   input: unknown;
 }
 
-/** Upgrades a stored state from version `from` to `from + 1`. `effects` carries what the old row had in flight. */
+/**
+ * Upgrades a stored state from version `from` to `from + 1`. `effects` carries what the old row had in flight;
+ * `actorId` lets a migration read what the actor's own rows hold (a payment's record).
+ */
 export interface Migration {
   from: number;
-  up(stored: unknown): StoredState & { effects?: LegacyEffect[] };
+  up(stored: unknown, meta: { actorId: string }): StoredState & { effects?: LegacyEffect[] };
 }
 
 export interface EffectContext {

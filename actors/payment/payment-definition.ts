@@ -12,8 +12,10 @@ import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ActorView, MachineDefinition } from '../host/types.ts';
 import { createBroadcastEffect } from './broadcast-payment.ts';
 import {
+  type AttemptStage,
   type BroadcastInput,
   PAYMENT_MACHINE_VERSION,
+  type PaymentAttempt,
   type PaymentContext,
   type PaymentInput,
   paymentMachine,
@@ -112,9 +114,39 @@ export function refuseHeldNonce(
   if (held && held.nonce === nonce) throw holdConflict(walletId, held.id);
 }
 
-/** A unique violation of the hold index (one unresolved record per wallet and chain), not of another index. */
+/**
+ * The stage of a v3 payment's only attempt, from its state: what the signature and the sends it made are known to
+ * have done.
+ */
+function v3AttemptStage(
+  state: string,
+  c: Pick<PaymentContext, 'hash' | 'acceptedAt' | 'unansweredBroadcasts' | 'failure'>,
+): AttemptStage {
+  if (c.hash === null) {
+    return c.failure && c.failure.code !== 'SIGNING_INTERRUPTED' && c.failure.code !== 'ENCLAVE_TIMEOUT'
+      ? 'rejected'
+      : 'signing';
+  }
+  if (c.acceptedAt !== null || state === 'confirmed' || state === 'reverted') return 'submitted';
+  return c.unansweredBroadcasts > 0 ? 'submission_unknown' : 'signed';
+}
+
+/** The attempts as the record shows them (the spec's shape: ISO times). */
+function attemptsJson(attempts: readonly PaymentAttempt[]): string {
+  return JSON.stringify(
+    attempts.map((a) => ({
+      ordinal: a.ordinal,
+      stage: a.stage,
+      preparedAt: new Date(a.preparedAt).toISOString(),
+      hash: a.hash,
+      lastBroadcastAt: a.lastBroadcastAt === null ? null : new Date(a.lastBroadcastAt).toISOString(),
+    })),
+  );
+}
+
+/** A unique violation of the `holds` table's key (one holder per wallet and chain), not of another index. */
 function isHoldViolation(err: unknown): boolean {
-  return isUniqueViolation(err) && /: transactions\.wallet_id, transactions\.chain_key$/.test((err as Error).message);
+  return isUniqueViolation(err) && /: holds\.wallet_id, holds\.chain_key$/.test((err as Error).message);
 }
 
 /**
@@ -126,7 +158,7 @@ function isHoldViolation(err: unknown): boolean {
 export function createPaymentDefinition(deps: {
   transactions: Pick<
     TransactionsRepo,
-    'insert' | 'nextSeq' | 'holder' | 'highestSettledNonce' | 'progress' | 'release'
+    'insert' | 'nextSeq' | 'holder' | 'highestSettledNonce' | 'progress' | 'release' | 'getAny'
   >;
   outbox: Pick<OutboxRepo, 'append'>;
   /** Writes an admission's `Idempotency-Key` in the transaction of its record (false: another holds it). */
@@ -191,6 +223,9 @@ export function createPaymentDefinition(deps: {
         updatedAt: createdAt,
         resolvedAt: null,
         watched: 0,
+        attempts: attemptsJson([
+          { ordinal: 0, stage: 'signing', preparedAt: Date.parse(createdAt), hash: null, lastBroadcastAt: null },
+        ]),
         seq: deps.transactions.nextSeq(),
       });
     } catch (err) {
@@ -215,6 +250,7 @@ export function createPaymentDefinition(deps: {
       payload,
       nonce,
       monitorWindowMs: deps.monitorWindowMs,
+      preparedAt: Date.parse(createdAt),
     };
   }
 
@@ -319,6 +355,25 @@ export function createPaymentDefinition(deps: {
         },
       },
       {
+        // v4 keeps the payment's attempts. A v3 payment has one, whose stage its state and context tell (its
+        // preparation time is the record's: the admission's).
+        from: 3,
+        up(stored, { actorId }) {
+          const s = stored as { value: StateValue; context: Record<string, unknown> };
+          const c = s.context as unknown as Omit<PaymentContext, 'attempts' | 'preparedAt'>;
+          const createdAt = deps.transactions.getAny(actorId)?.createdAt;
+          const preparedAt = (createdAt ? Date.parse(createdAt) : Number.NaN) || (c.broadcastAt ?? 0);
+          const attempt: PaymentAttempt = {
+            ordinal: 0,
+            stage: v3AttemptStage(topState(s.value), c),
+            preparedAt,
+            hash: c.hash,
+            lastBroadcastAt: c.broadcastAt,
+          };
+          return { value: s.value, context: { ...s.context, preparedAt, attempts: [attempt] } };
+        },
+      },
+      {
         // v3 notes when a node first accepted the bytes. v2 knew it only by being `submitted`: a v2 payment past its
         // monitor window may have been accepted or not, and counts as not. v2 had no `released` state.
         from: 2,
@@ -348,6 +403,7 @@ export function createPaymentDefinition(deps: {
         failureMessage: failed ? c.failure!.message : null,
         monitoring: c.monitoring ? JSON.stringify(c.monitoring) : null,
         signedTransaction: c.signedTransaction,
+        attempts: attemptsJson(c.attempts),
         unresolved: !final && HOLDING.has(state) ? 1 : 0,
         // Watched while its bytes exist and may still execute: until the chain settles it, also once released.
         watched: !final && c.hash !== null ? 1 : 0,

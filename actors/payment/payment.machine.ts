@@ -35,6 +35,31 @@ export interface PaymentInput {
   nonce: number | null;
   /** How long after broadcast the payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
+  /** When the payment was admitted and its first attempt prepared (epoch ms). */
+  preparedAt: number;
+}
+
+/**
+ * Where an attempt stands (the spec's attempt stages), each durable before the step it names:
+ * `signing`: the signature was asked for; if the service stopped meanwhile it is uncertain and never asked again.
+ * `rejected`: proof that no usable signature exists (the signer refused, or what it made could not be used).
+ * `signed`: the bytes exist and no node is known to have them. `submission_unknown`: a send got no verdict (the node
+ * may have them). `submitted`: a node accepted them, or the chain included them.
+ */
+export type AttemptStage = 'prepared' | 'signing' | 'rejected' | 'signed' | 'submission_unknown' | 'submitted';
+
+/**
+ * One signed version of the payment. Attempt 0 is the payment as admitted (its payload, bytes and hash are the
+ * context's own: the record's `hash` stays attempt 0's); replacements and rebuilt attempts follow it. Every attempt
+ * with a hash is a candidate: the chain poller watches them as one set, and the first to execute is the payment's.
+ */
+export interface PaymentAttempt {
+  ordinal: number;
+  stage: AttemptStage;
+  preparedAt: number;
+  hash: string | null;
+  /** When the service last sent its bytes itself (epoch ms); the poller's resends of unseen bytes do not count. */
+  lastBroadcastAt: number | null;
 }
 
 export type PaymentFailureStage = FailureStage;
@@ -71,6 +96,8 @@ export interface PaymentContext extends PaymentInput {
    * release claims no outcome). Absent in states stored before v3 knew of it.
    */
   operatorRelease?: OperatorRelease | null;
+  /** The payment's attempts, attempt 0 first (v4). */
+  attempts: PaymentAttempt[];
 }
 
 export interface OperatorRelease {
@@ -107,8 +134,9 @@ export type PaymentEvent =
  * v2: the context carries the record's `nonce` beside the payload.
  * v3: `acceptedAt` (when a node first took the bytes), the `released` state (refused on a first send: the
  * wallet is released, the bytes still watched) and `operatorReleased` (the operator released the hold).
+ * v4: `preparedAt` and `attempts` (attempt 0, with its stage).
  */
-export const PAYMENT_MACHINE_VERSION = 3;
+export const PAYMENT_MACHINE_VERSION = 4;
 
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
@@ -144,6 +172,14 @@ function droppedFailure(event: PaymentEvent, stage: 'monitor' | 'broadcast'): Pa
     monitoring: { reason: o.reason, ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}) },
     wakeAt: null,
   };
+}
+
+/** Error codes after which a signature may exist (the signer may have made it): the attempt stays `signing`. */
+const UNCERTAIN_SIGNING: ReadonlySet<string> = new Set(['EFFECT_INTERRUPTED', 'ENCLAVE_TIMEOUT', 'ALREADY_SIGNED']);
+
+/** The attempts with attempt `ordinal` changed by `patch`. */
+function withAttempt(context: PaymentContext, ordinal: number, patch: Partial<PaymentAttempt>): PaymentAttempt[] {
+  return context.attempts.map((a) => (a.ordinal === ordinal ? { ...a, ...patch } : a));
 }
 
 function broadcastInput({ context }: { context: PaymentContext }): BroadcastInput {
@@ -210,11 +246,13 @@ export const paymentMachine = setup({
       event.at >= context.broadcastAt + context.monitorWindowMs,
   },
   actions: {
-    recordInclusion: assign(({ event }) => {
+    recordInclusion: assign(({ context, event }) => {
       if (event.type !== 'OBSERVED' || event.observation.status !== 'included') return {};
       const o = event.observation;
       // What the chain shows replaces what was noted on the way (an unanswered send's error, an earlier failure).
       return {
+        // Included: whatever its send's verdict was, a node had the bytes.
+        attempts: withAttempt(context, 0, { stage: 'submitted' }),
         blockNumber: o.blockNumber,
         blockHash: o.blockHash,
         wakeAt: null,
@@ -285,6 +323,8 @@ export const paymentMachine = setup({
     broadcastAt: null,
     acceptedAt: null,
     wakeAt: null,
+    // Admission and the signing request commit together: attempt 0's first durable stage is `signing`.
+    attempts: [{ ordinal: 0, stage: 'signing', preparedAt: input.preparedAt, hash: null, lastBroadcastAt: null }],
   }),
   initial: 'signing',
   on: {
@@ -308,11 +348,16 @@ export const paymentMachine = setup({
           actions: assign({
             signedTransaction: ({ event }) => event.output.signedTransaction,
             hash: ({ event }) => event.output.hash,
+            attempts: ({ context, event }) => withAttempt(context, 0, { stage: 'signed', hash: event.output.hash }),
           }),
         },
         onError: {
           target: 'failed',
           actions: assign({
+            attempts: ({ context, event }) =>
+              UNCERTAIN_SIGNING.has(errorOf(event.error).code)
+                ? context.attempts
+                : withAttempt(context, 0, { stage: 'rejected' }),
             failure: ({ event }) => {
               const e = errorOf(event.error);
               if (e.code === 'EFFECT_INTERRUPTED') {
@@ -347,6 +392,8 @@ export const paymentMachine = setup({
               assign({
                 broadcastAt: ({ context, event }) => context.broadcastAt ?? event.output.at,
                 acceptedAt: ({ context, event }) => context.acceptedAt ?? event.output.at,
+                attempts: ({ context, event }) =>
+                  withAttempt(context, 0, { stage: 'submitted', lastBroadcastAt: event.output.at }),
               }),
               'wakeAtWindowEnd',
             ],
@@ -354,9 +401,13 @@ export const paymentMachine = setup({
           {
             guard: 'provenRejection',
             target: 'released',
-            actions: assign(({ event }) => {
+            actions: assign(({ context, event }) => {
               const o = event.output as Extract<BroadcastOutcome, { outcome: 'rejected' }>;
-              return { failure: { stage: 'broadcast' as const, code: o.code, message: o.message }, wakeAt: null };
+              return {
+                failure: { stage: 'broadcast' as const, code: o.code, message: o.message },
+                wakeAt: null,
+                attempts: withAttempt(context, 0, { lastBroadcastAt: o.at }),
+              };
             }),
           },
           {
@@ -366,6 +417,11 @@ export const paymentMachine = setup({
               broadcastAt: context.broadcastAt ?? event.output.at,
               monitoring: { error: (event.output as { message?: string }).message ?? 'the node did not answer' },
               wakeAt: event.output.at + BROADCAST_RETRY_MS,
+              // A node that took the bytes once keeps them: only a send before any acceptance leaves it unknown.
+              attempts: withAttempt(context, 0, {
+                stage: context.acceptedAt === null ? 'submission_unknown' : 'submitted',
+                lastBroadcastAt: event.output.at,
+              }),
             })),
           },
         ],
@@ -380,6 +436,10 @@ export const paymentMachine = setup({
               unansweredBroadcasts: context.unansweredBroadcasts + 1,
               monitoring: { error: e.message },
               wakeAt: at === null ? null : at + BROADCAST_RETRY_MS,
+              attempts:
+                context.acceptedAt === null
+                  ? withAttempt(context, 0, { stage: 'submission_unknown' })
+                  : context.attempts,
             };
           }),
         },

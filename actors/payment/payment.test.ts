@@ -196,6 +196,10 @@ test('a transfer is recorded, signed with the allocated nonce, broadcast, then c
   let record = t.store.transactions.getAny(answer.transactionId)!;
   assert.equal(record.status, 'submitted');
   assert.equal(record.unresolved, 1);
+  const [attempt] = JSON.parse(record.attempts!) as Array<Record<string, unknown>>;
+  assert.deepEqual([attempt!['ordinal'], attempt!['stage'], attempt!['hash']], [0, 'submitted', '0xhash1']);
+  assert.equal(attempt!['preparedAt'], record.createdAt);
+  assert.equal(typeof attempt!['lastBroadcastAt'], 'string');
 
   // Not final yet: nothing delivered, the record stays submitted.
   t.state.seen.set('0xhash1', { status: 'included', final: false, success: true, blockNumber: '9', blockHash: '0xb9' });
@@ -322,6 +326,9 @@ test('a node that does not answer leaves the payment pending; the same bytes are
   assert.ok('transactionId' in answer);
   assert.equal(answer.status, 'pending');
   assert.equal(t.store.transactions.getAny(answer.transactionId)!.status, 'pending');
+  const stage = () =>
+    (JSON.parse(t.store.transactions.getAny(answer.transactionId)!.attempts!) as [{ stage: string }])[0].stage;
+  assert.equal(stage(), 'submission_unknown', 'sent without a verdict: the node may have it');
   down = false;
   const view = await t.host.waitFor(
     t.paymentActors,
@@ -332,6 +339,7 @@ test('a node that does not answer leaves the payment pending; the same bytes are
   assert.deepEqual(new Set(t.state.broadcasts), new Set(['0xsigned1']), 'only the stored bytes are ever sent');
   assert.ok(t.state.broadcasts.length >= 2);
   assert.equal(t.signed.length, 1, 'signed once');
+  assert.equal(stage(), 'submitted');
   await t.host.stop();
 });
 
@@ -401,6 +409,25 @@ test('a transaction proven unable to execute fails with TRANSACTION_EXPIRED and 
   await t.host.stop();
 });
 
+test('a signer that refuses leaves the attempt rejected (no signature exists); a timeout leaves it uncertain', async () => {
+  for (const [code, stage] of [
+    ['WALLET_CLAIMED', 'rejected'],
+    ['ENCLAVE_TIMEOUT', 'signing'],
+  ] as const) {
+    const t = setup({
+      sign: async () => {
+        throw Object.assign(new Error(`refused: ${code}`), { code });
+      },
+    });
+    await t.host.start();
+    await assert.rejects(t.payments.transfer(principal, 'w1', transfer), { code });
+    const [row] = t.store.transactions.list('proj', 'w1', { limit: 1 });
+    assert.equal(row!.status, 'failed');
+    assert.equal((JSON.parse(row!.attempts!) as [{ stage: string }])[0].stage, stage, code);
+    await t.host.stop();
+  }
+});
+
 test('a signing interrupted by a stop is never signed again: the payment fails at mpc_sign on the next start', async () => {
   let calls = 0;
   const t = setup({
@@ -428,6 +455,8 @@ test('a signing interrupted by a stop is never signed again: the payment fails a
     [record.status, record.failureStage, record.failureCode, record.unresolved],
     ['failed', 'mpc_sign', 'SIGNING_INTERRUPTED', 0],
   );
+  // The attempt stays `signing`: whether a signature exists is unknown, which is why it is never asked again.
+  assert.equal((JSON.parse(record.attempts!) as [{ stage: string }])[0].stage, 'signing');
   assert.equal(calls, 1);
   assert.equal(again.signed.length, 0, 'the new start did not sign');
   assert.equal(again.state.broadcasts.length, 0, 'nothing was broadcast');
@@ -448,6 +477,8 @@ test('a payment stored by machine v1 (nonce only inside the payload) is migrated
   assert.equal(stored.context['nonce'], 7);
   delete stored.context['nonce'];
   delete stored.context['acceptedAt'];
+  delete stored.context['attempts'];
+  delete stored.context['preparedAt'];
   t.store.sqlite
     .prepare('update actor_snapshots set snapshot = ?, machine_version = 1 where actor_id = ?')
     .run(JSON.stringify(stored), answer.transactionId);
@@ -469,24 +500,40 @@ test('a payment stored by machine v1 (nonce only inside the payload) is migrated
   const migrated = again.store.sqlite
     .prepare('select snapshot, machine_version as v from actor_snapshots where actor_id = ?')
     .get(answer.transactionId) as { snapshot: string; v: number };
-  assert.equal(migrated.v, 3);
+  assert.equal(migrated.v, 4);
   const context = (JSON.parse(migrated.snapshot) as { context: PaymentContext }).context;
   assert.equal(context.nonce, 7);
   assert.equal(context.acceptedAt, context.broadcastAt);
   assert.notEqual(context.acceptedAt, null);
-  assert.equal(again.store.transactions.getAny(answer.transactionId)!.status, 'confirmed');
+  const record = again.store.transactions.getAny(answer.transactionId)!;
+  assert.equal(record.status, 'confirmed');
+  // v4's attempt 0, from the v1 state: prepared when the record was made, submitted (a node took it).
+  assert.equal(context.preparedAt, Date.parse(record.createdAt));
+  assert.deepEqual(JSON.parse(record.attempts!), [
+    {
+      ordinal: 0,
+      stage: 'submitted',
+      preparedAt: record.createdAt,
+      hash: '0xhash1',
+      lastBroadcastAt: new Date(context.broadcastAt!).toISOString(),
+    },
+  ]);
   await again.host.stop();
 });
+
+const meta = { actorId: 'no-such-record' };
 
 test('the v1 migration reads an EVM payload nonce and gives a Solana one null', () => {
   const def = setup().paymentActors;
   const up = def.migrations![0]!.up;
   assert.equal(
-    up({ value: 'submitted', context: { payload: { family: 'EVM', transaction: { nonce: 3 } } } }).context['nonce'],
+    up({ value: 'submitted', context: { payload: { family: 'EVM', transaction: { nonce: 3 } } } }, meta).context[
+      'nonce'
+    ],
     3,
   );
   assert.equal(
-    up({ value: 'submitted', context: { payload: { family: 'SOLANA', transaction: 'AAAA' } } }).context['nonce'],
+    up({ value: 'submitted', context: { payload: { family: 'SOLANA', transaction: 'AAAA' } } }, meta).context['nonce'],
     null,
   );
 });
@@ -494,9 +541,34 @@ test('the v1 migration reads an EVM payload nonce and gives a Solana one null', 
 test('the v2 migration counts a submitted payment as accepted when broadcast, and any other as not yet accepted', () => {
   const def = setup().paymentActors;
   const up = def.migrations!.find((m) => m.from === 2)!.up;
-  assert.equal(up({ value: 'submitted', context: { broadcastAt: 5 } }).context['acceptedAt'], 5);
-  assert.equal(up({ value: 'watching', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
-  assert.equal(up({ value: 'retrying', context: { broadcastAt: 5 } }).context['acceptedAt'], null);
+  assert.equal(up({ value: 'submitted', context: { broadcastAt: 5 } }, meta).context['acceptedAt'], 5);
+  assert.equal(up({ value: 'watching', context: { broadcastAt: 5 } }, meta).context['acceptedAt'], null);
+  assert.equal(up({ value: 'retrying', context: { broadcastAt: 5 } }, meta).context['acceptedAt'], null);
+});
+
+test('the v3 migration gives a payment its attempt 0, at the stage its state tells', () => {
+  const def = setup().paymentActors;
+  const up = def.migrations!.find((m) => m.from === 3)!.up;
+  const base = { hash: '0xh', acceptedAt: null, unansweredBroadcasts: 0, failure: null, broadcastAt: 9 };
+  const stage = (value: string, context: Record<string, unknown>) =>
+    (up({ value, context: { ...base, ...context } }, meta).context['attempts'] as Array<{ stage: string }>)[0]!.stage;
+  assert.equal(stage('signing', { hash: null, broadcastAt: null }), 'signing');
+  assert.equal(
+    stage('failed', { hash: null, failure: { stage: 'mpc_sign', code: 'SIGNING_INTERRUPTED', message: '' } }),
+    'signing',
+    'an interrupted signing may have signed: uncertain, never rejected',
+  );
+  assert.equal(
+    stage('failed', { hash: null, failure: { stage: 'mpc_sign', code: 'WALLET_CLAIMED', message: '' } }),
+    'rejected',
+  );
+  assert.equal(stage('broadcasting', {}), 'signed');
+  assert.equal(stage('released', {}), 'signed');
+  assert.equal(stage('retrying', { unansweredBroadcasts: 2 }), 'submission_unknown');
+  assert.equal(stage('submitted', { acceptedAt: 9 }), 'submitted');
+  assert.equal(stage('confirmed', {}), 'submitted');
+  // Without its record (none is found for this id), the preparation time falls back to the first broadcast.
+  assert.equal(up({ value: 'submitted', context: base }, meta).context['preparedAt'], 9);
 });
 
 test('operator release: a submitted payment keeps its status and stays watched; one being signed is refused for now', async () => {
