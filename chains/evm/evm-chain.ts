@@ -215,13 +215,14 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     }
     // Headroom: the cap stays above the base fee through six consecutive full blocks (+12.5% each). The legacy
     // price rides along for a transfer that asks for type 0 on this chain.
-    const legacy = rpcGasPrice.status === 'fulfilled' ? gasPrice() : undefined;
+    let legacy = rpcGasPrice.status === 'fulfilled' ? gasPrice() : undefined;
+    if (legacy !== undefined && baseFee + tip > legacy) legacy = baseFee + tip;
     return {
       type: 2,
       baseFee,
       tip,
       maxFeePerGas: 2n * baseFee + tip,
-      ...(legacy === undefined ? {} : { gasPrice: legacy > baseFee + tip ? legacy : baseFee + tip }),
+      ...(legacy === undefined ? {} : { gasPrice: legacy }),
     };
   }
 
@@ -401,8 +402,8 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       const gasLimit = BigInt(payment.gasLimit);
       const perGasCap = quote.type === 2 ? quote.maxFeePerGas! : quote.gasPrice!;
       // Type 2 pays the base fee plus its tip, never above its cap (the cap is all that is known without a base fee).
-      const now2 = quote.baseFee === undefined ? perGasCap : quote.baseFee + quote.tip!;
-      const perGasNow = quote.type === 2 ? (now2 < perGasCap ? now2 : perGasCap) : quote.gasPrice!;
+      let perGasNow = quote.type === 2 && quote.baseFee !== undefined ? quote.baseFee + quote.tip! : perGasCap;
+      if (perGasNow > perGasCap) perGasNow = perGasCap;
       return {
         family: 'EVM',
         chainId: String(chainId),
