@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EvmRecording } from '../../fixtures/rpc/record-evm.ts';
 import { type AnswerEdit, createReplayFetch, loadEvmRecording, recordedResult } from '../../fixtures/rpc/replay-evm.ts';
+import { ChainInputError } from '../chain-input-error.ts';
 import { ChainRpcError, type EvmUnsignedPayment, type ObserveItem, type TransferIntent } from '../payment-chain.ts';
 import { createEvmChain, type EvmChainConfig } from './evm-chain.ts';
 
@@ -207,6 +208,71 @@ describe('EVM fee rules (recorded)', () => {
       assert.equal(payment.type, 0);
       assert.equal(payment.gasPrice, expected.toString());
     }
+  });
+
+  it('fees a transfer fixes completely are kept and no fee is asked of the node, even with its fee data broken', async () => {
+    for (const evm of [
+      { type: 2 as const, maxFeePerGas: '7000000000', maxPriorityFeePerGas: '0' },
+      { type: 0 as const, gasPrice: '3000000000' },
+    ]) {
+      const methods: string[] = [];
+      const { chain, context } = replay('native', (call) => {
+        methods.push(call.method);
+        return ['eth_feeHistory', 'eth_maxPriorityFeePerGas', 'eth_gasPrice', 'eth_getBlockByNumber'].includes(
+          call.method,
+        )
+          ? { error: { code: -32603, message: 'internal' } }
+          : undefined;
+      });
+      const payment = (await chain.buildTransfer(context.from, { ...context.intent, evm })) as EvmUnsignedPayment;
+      assert.equal(payment.type, evm.type);
+      if (evm.type === 2) {
+        assert.equal(payment.maxFeePerGas, evm.maxFeePerGas);
+        assert.equal(payment.maxPriorityFeePerGas, '0', 'a zero tip given is kept: no fee history needed');
+      } else assert.equal(payment.gasPrice, evm.gasPrice);
+      assert.ok(methods.includes('eth_estimateGas'), 'the calls made are seen here');
+      assert.ok(!methods.includes('eth_feeHistory') && !methods.includes('eth_gasPrice'), methods.join(', '));
+    }
+  });
+
+  it('fees a transfer fixes in part are kept; the node fills the rest; a given gas limit is not estimated', async () => {
+    const methods: string[] = [];
+    const { recording, chain, context } = replay('native', (call) => {
+      methods.push(call.method);
+      return undefined;
+    });
+    const baseFee = latestBaseFee(recording);
+    const tipOnly = (await chain.buildTransfer(context.from, {
+      ...context.intent,
+      evm: { type: 2, maxPriorityFeePerGas: '3', gasLimit: '50000' },
+    })) as EvmUnsignedPayment;
+    assert.deepEqual(
+      [tipOnly.maxPriorityFeePerGas, tipOnly.maxFeePerGas, tipOnly.gasLimit],
+      ['3', (2n * baseFee + 3n).toString(), '50000'],
+    );
+    assert.ok(methods.includes('eth_getBlockByNumber'), 'the calls made are seen here');
+    assert.ok(!methods.includes('eth_estimateGas'), 'a given gas limit is not estimated');
+    // A cap below the node's tip: the tip is lowered to the cap (a tip above its cap is no valid transaction).
+    const capOnly = (await replay('native').chain.buildTransfer(context.from, {
+      ...context.intent,
+      evm: { type: 2, maxFeePerGas: '1000' },
+    })) as EvmUnsignedPayment;
+    assert.deepEqual([capOnly.maxFeePerGas, capOnly.maxPriorityFeePerGas], ['1000', '1000']);
+    // Type 0 asked on a base-fee chain: the greater of the node's price and base fee plus tip.
+    const legacy = (await replay('native').chain.buildTransfer(context.from, {
+      ...context.intent,
+      evm: { type: 0 },
+    })) as EvmUnsignedPayment;
+    assert.equal(legacy.type, 0);
+    assert.ok(BigInt(legacy.gasPrice!) >= baseFee + 5n * GWEI);
+  });
+
+  it('type 2 fees the service must price on a chain without a base fee are refused naming type', async () => {
+    const { chain, context } = replay('no-base-fee');
+    await assert.rejects(
+      chain.buildTransfer(context.from, { ...context.intent, evm: { type: 2, maxPriorityFeePerGas: '1' } }),
+      (err: unknown) => err instanceof ChainInputError && err.field === 'type',
+    );
   });
 
   it('an underfunded native transfer is estimated again without its value (geth refuses the first)', async () => {

@@ -32,7 +32,25 @@ describe('evmPayments', () => {
     assert.deepEqual(evmPayments.transferTarget({ to: RECIPIENT, value: '5', chainId: 31337 }, 'production'), {
       chainRef: '31337',
       intent: { kind: 'NATIVE', to: RECIPIENT, value: '5' },
+      nonce: null,
     });
+    // The EVM fields a body fixes ride with the intent; the nonce asked for beside it.
+    assert.deepEqual(
+      evmPayments.transferTarget(
+        { to: RECIPIENT, value: '5', chainId: 1, nonce: 3, maxPriorityFeePerGas: '2', gasLimit: '30000' },
+        'production',
+      ),
+      {
+        chainRef: '1',
+        intent: {
+          kind: 'NATIVE',
+          to: RECIPIENT,
+          value: '5',
+          evm: { type: 2, gasLimit: '30000', maxPriorityFeePerGas: '2' },
+        },
+        nonce: 3,
+      },
+    );
     const token = evmPayments.transferTarget(
       { to: RECIPIENT, value: '5', chainId: '1', tokenAddress: RECIPIENT },
       'development',
