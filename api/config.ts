@@ -30,6 +30,8 @@ export interface Config {
   http: HttpLimits;
   webhookAllowPrivateTargets: boolean;
   monitorWindowMs: number;
+  /** EVM_REPLACEMENT_DELAY_MS: the least time between an auto-retry attempt's send and its replacement. */
+  replacementDelayMs: number;
   chainPollIntervalMs: number;
   /** Unit of the webhook retry schedule (see api/webhooks/retry-schedule.ts). */
   webhookRetryBaseMs: number;
@@ -211,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http,
     webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     monitorWindowMs: int('MONITOR_WINDOW_MS', 30 * 60_000, 1, 24 * 3600_000),
+    replacementDelayMs: int('EVM_REPLACEMENT_DELAY_MS', 60_000, 1, 24 * 3600_000),
     chainPollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2_000, 1, 3600_000),
     webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3600_000),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),

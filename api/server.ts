@@ -157,6 +157,19 @@ export async function startApi(
     sign: createPaymentSigning(signer),
     chain: (key) => chains.get(key),
     monitorWindowMs: config.monitorWindowMs,
+    replacementDelayMs: config.replacementDelayMs,
+    // The spec's end of signing authority: the API key rotated since admission, or the wallet claimed by its user.
+    authority: (input) => {
+      const key = input.apiKeyId === null ? undefined : store.apiKeys.get(input.apiKeyId);
+      if (
+        input.apiKeyId !== null &&
+        (!key || (key.rotatedAt !== null && Date.parse(key.rotatedAt) > input.admittedAt))
+      ) {
+        return 'SIGNING_AUTHORITY_ENDED';
+      }
+      if (store.wallets.getAny(input.walletId)?.claimedAt) return 'SIGNING_AUTHORITY_ENDED';
+      return null;
+    },
   });
   const host = createActorHost({
     store: store.actors,

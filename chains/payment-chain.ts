@@ -174,6 +174,13 @@ export interface PaymentChain {
   pendingNonce?(from: string): Promise<number>;
 
   /**
+   * EVM: what an auto-retry replacement is priced from, in one request: the market (base fee, absent on chains
+   * without one; the tip; the legacy price) and the account's balance. Throws ChainRpcError (transient). Solana: not
+   * present.
+   */
+  replacementMarket?(from: string): Promise<{ baseFee?: bigint; tip: bigint; gasPrice: bigint; balance: bigint }>;
+
+  /**
    * Sends signed bytes (EVM 0x-hex raw transaction, Solana base64 wire transaction). Resolves once the node
    * accepted them; a node saying it already has the same transaction counts as accepted. Throws ChainRpcError.
    */

@@ -234,6 +234,8 @@ export const transactions = sqliteTable(
      * its actor's state, written with each step. Null on records older than attempts.
      */
     attempts: text('attempts'),
+    /** An auto-retry payment's retrying (JSON: state, reason, ceiling, deadline, nonce, bumpCount); null otherwise. */
+    autoRetry: text('auto_retry'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     resolvedAt: text('resolved_at'),

@@ -40,6 +40,8 @@ export interface TransactionRow {
   watched: number;
   /** JSON text: the payment's attempts (null on records older than them). */
   attempts: string | null;
+  /** JSON text: an auto-retry payment's retrying (null for other payments). */
+  autoRetry: string | null;
   createdAt: string;
   updatedAt: string;
   resolvedAt: string | null;
@@ -61,6 +63,7 @@ export type TransactionProgress = Pick<
   | 'unresolved'
   | 'watched'
   | 'attempts'
+  | 'autoRetry'
   | 'updatedAt'
   | 'resolvedAt'
 >;
@@ -83,6 +86,11 @@ export interface WatchedTransaction {
   lastValidBlockHeight: number | null;
   /** 1 while it holds its wallet: only then does the service send its bytes again. */
   unresolved: number;
+  /**
+   * An auto-retry payment's attempts (the record's JSON), whose hashes are all candidates for its nonce; null for a
+   * payment with one attempt, whose candidate is `hash`.
+   */
+  attempts: string | null;
 }
 
 const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id as walletId, intent_kind as intentKind,
@@ -90,7 +98,8 @@ const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id 
   block_hash as blockHash, failure_stage as failureStage, failure_code as failureCode,
   failure_message as failureMessage, monitoring, to_address as toAddress, value, token_address as tokenAddress,
   nonce, recent_blockhash as recentBlockhash, last_valid_block_height as lastValidBlockHeight,
-  signed_transaction as signedTransaction, unresolved, watched, attempts, created_at as createdAt, updated_at as updatedAt,
+  signed_transaction as signedTransaction, unresolved, watched, attempts,
+  auto_retry as autoRetry, created_at as createdAt, updated_at as updatedAt,
   resolved_at as resolvedAt, seq`;
 
 /**
@@ -103,17 +112,17 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     `insert into transactions (id, project_id, api_key_id, wallet_id, intent_kind, type, chain_key, chain_id, network,
       status, hash, block_number, block_hash, failure_stage, failure_code, failure_message, monitoring, to_address,
       value, token_address, nonce, recent_blockhash, last_valid_block_height, signed_transaction, unresolved,
-      watched, attempts, created_at, updated_at, resolved_at, seq)
+      watched, attempts, auto_retry, created_at, updated_at, resolved_at, seq)
      values (@id, @projectId, @apiKeyId, @walletId, @intentKind, @type, @chainKey, @chainId, @network, @status, @hash,
       @blockNumber, @blockHash, @failureStage, @failureCode, @failureMessage, @monitoring, @toAddress, @value,
       @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @watched,
-      @attempts, @createdAt, @updatedAt, @resolvedAt, @seq)`,
+      @attempts, @autoRetry, @createdAt, @updatedAt, @resolvedAt, @seq)`,
   );
   const progressStmt = sqlite.prepare(
     `update transactions set status = @status, hash = @hash, block_number = @blockNumber, block_hash = @blockHash,
       failure_stage = @failureStage, failure_code = @failureCode, failure_message = @failureMessage,
       monitoring = @monitoring, signed_transaction = @signedTransaction, unresolved = @unresolved,
-      watched = @watched, attempts = @attempts, updated_at = @updatedAt, resolved_at = @resolvedAt
+      watched = @watched, attempts = @attempts, auto_retry = @autoRetry, updated_at = @updatedAt, resolved_at = @resolvedAt
      where id = @id`,
   );
   const byId = sqlite.prepare(`select ${COLUMNS} from transactions where id = ?`);
@@ -134,7 +143,8 @@ export function createTransactionsRepo(sqlite: Database.Database) {
   );
   const watchStmt = sqlite.prepare(
     `select t.id, t.seq, t.hash, w.address as "from", t.nonce, t.recent_blockhash as recentBlockhash,
-       t.last_valid_block_height as lastValidBlockHeight, t.unresolved
+       t.last_valid_block_height as lastValidBlockHeight, t.unresolved,
+       case when t.auto_retry is not null then t.attempts end as attempts
      from transactions t join wallets w on w.id = t.wallet_id
      where t.chain_key = ? and t.watched = 1 and t.hash is not null and t.seq > ?
      order by t.seq limit ?`,

@@ -33,9 +33,34 @@ export const MAX_RESENT_PER_ROUND = 1_000;
  */
 const DELIVERY_CONCURRENCY = 64;
 
-/** Whether an observation settles a payment (the actor gets it); `unknown` and not-yet-final inclusions do not. */
-function settles(o: Observation): boolean {
-  return o.status === 'dropped' || (o.status === 'included' && o.final);
+/** Every hash that may take a record's nonce: its attempts' (auto-retry), else its own. */
+function candidatesOf(r: { hash: string; attempts: string | null }): string[] {
+  if (r.attempts === null) return [r.hash];
+  const hashes = (JSON.parse(r.attempts) as Array<{ hash: string | null }>)
+    .map((a) => a.hash)
+    .filter((h): h is string => h !== null);
+  return hashes.length > 0 ? hashes : [r.hash];
+}
+
+/**
+ * What settles a payment, from what the chain shows of all its candidates at once: the first one included for good
+ * (whichever attempt it is); or, when every candidate is proven unable to execute, that proof, unless the nonce was
+ * taken by one of the candidates themselves (its inclusion is then still to be seen). Otherwise nothing yet.
+ */
+function settledBy(
+  hashes: readonly string[],
+  observations: ReadonlyMap<string, Observation>,
+): { hash: string; observation: Observation } | undefined {
+  for (const hash of hashes) {
+    const o = observations.get(hash);
+    if (o?.status === 'included' && o.final) return { hash, observation: o };
+  }
+  const seen = hashes.map((h) => observations.get(h));
+  if (!seen.every((o) => o?.status === 'dropped')) return undefined;
+  const takenByOurs = seen.some(
+    (o) => o?.status === 'dropped' && o.reason === 'nonce_consumed' && hashes.includes(o.winningHash),
+  );
+  return takenByOurs ? undefined : { hash: hashes[0]!, observation: seen[0]! };
 }
 
 /** The inbox id of an observation: the same outcome seen again in a later round is applied once. */
@@ -100,24 +125,32 @@ export function createChainPoller(deps: {
       };
     }
     const observeStarted = performance.now();
+    const candidates = new Map(rows.map((r) => [r.id, candidatesOf(r)]));
     const result = await chain.observe(
-      rows.map((r) => ({
-        hash: r.hash,
-        from: r.from,
-        ...(r.nonce !== null ? { nonce: r.nonce } : {}),
-        ...(r.recentBlockhash !== null ? { blockhash: r.recentBlockhash } : {}),
-        ...(r.lastValidBlockHeight !== null ? { lastValidBlockHeight: r.lastValidBlockHeight } : {}),
-      })),
+      rows.flatMap((r) =>
+        candidates.get(r.id)!.map((hash) => ({
+          hash,
+          from: r.from,
+          ...(r.nonce !== null ? { nonce: r.nonce } : {}),
+          ...(r.recentBlockhash !== null ? { blockhash: r.recentBlockhash } : {}),
+          ...(r.lastValidBlockHeight !== null ? { lastValidBlockHeight: r.lastValidBlockHeight } : {}),
+        })),
+      ),
     );
     const observeMs = performance.now() - observeStarted;
-    const due: Array<{ id: string; hash: string; observation: Observation }> = [];
+    const due: Array<{ id: string; hash: string; observation: Observation; multi: boolean }> = [];
     const resend: Array<{ id: string; hash: string }> = [];
     const at = now();
     for (const r of rows) {
-      const observation = result.observations.get(r.hash);
-      if (observation && settles(observation)) due.push({ id: r.id, hash: r.hash, observation });
+      const hashes = candidates.get(r.id)!;
+      const verdict = settledBy(hashes, result.observations);
+      if (verdict) due.push({ id: r.id, ...verdict, multi: hashes.length > 1 });
+      const shown = hashes.some((h) => {
+        const o = result.observations.get(h);
+        return o !== undefined && o.status !== 'unknown';
+      });
       // A released record is only watched: its bytes may still land, but the service never sends them again.
-      if ((observation && observation.status !== 'unknown') || r.unresolved !== 1) {
+      if (shown || r.unresolved !== 1) {
         lastSent.delete(r.hash);
         continue;
       }
@@ -140,7 +173,7 @@ export function createChainPoller(deps: {
           .map((d) =>
             host.deliver(
               d.id,
-              { type: 'OBSERVED', observation: d.observation, at },
+              { type: 'OBSERVED', observation: d.observation, at, ...(d.multi ? { hash: d.hash } : {}) },
               { id: observationId(d.hash, d.observation) },
             ),
           ),

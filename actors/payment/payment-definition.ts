@@ -13,13 +13,16 @@ import type { ActorView, MachineDefinition } from '../host/types.ts';
 import { createBroadcastEffect } from './broadcast-payment.ts';
 import {
   type AttemptStage,
+  type AutoRetryProgress,
   type BroadcastInput,
   PAYMENT_MACHINE_VERSION,
   type PaymentAttempt,
   type PaymentContext,
   type PaymentInput,
   paymentMachine,
+  type ReplacementInput,
 } from './payment.machine.ts';
+import { createPrepareReplacement, DEFAULT_REPLACEMENT_DELAY_MS } from './prepare-replacement.ts';
 
 type PaymentSnapshot = SnapshotFrom<typeof paymentMachine>;
 
@@ -29,6 +32,9 @@ const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
   broadcasting: 'pending',
   retrying: 'pending',
   submitted: 'submitted',
+  replacing: 'submitted',
+  signingReplacement: 'submitted',
+  broadcastingReplacement: 'submitted',
   watching: 'failed',
   released: 'failed',
   confirmed: 'confirmed',
@@ -41,7 +47,16 @@ const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
  * effect. A payment refused on its first send (`released`), or released by the operator (`operatorReleased`), lets
  * go, though it is still watched.
  */
-const HOLDING: ReadonlySet<string> = new Set(['signing', 'broadcasting', 'retrying', 'submitted', 'watching']);
+const HOLDING: ReadonlySet<string> = new Set([
+  'signing',
+  'broadcasting',
+  'retrying',
+  'submitted',
+  'replacing',
+  'signingReplacement',
+  'broadcastingReplacement',
+  'watching',
+]);
 
 /** States in which a broadcasting request still waits: the signature and the first broadcast verdict are not in. */
 const AWAITING_VERDICT: ReadonlySet<string> = new Set(['signing', 'broadcasting']);
@@ -78,6 +93,8 @@ export interface PaymentAdmission {
   record: { to: string | null; value: string | null; tokenAddress: string | null };
   /** The request's `Idempotency-Key`, written with the record (so a retry finds this payment), or null. */
   idempotency: IdempotencyClaim | null;
+  /** An auto-retry transfer's ceiling (wei) and deadline (epoch ms); null otherwise. */
+  autoRetry?: { ceiling: string; expiresAt: number } | null;
 }
 
 /** A payment as its caller sees it: the committed state, with its record's status. */
@@ -131,6 +148,18 @@ function v3AttemptStage(
   return c.unansweredBroadcasts > 0 ? 'submission_unknown' : 'signed';
 }
 
+/** An auto-retry payment's retrying as the record shows it (the spec's `autoRetry` object, without its attempts). */
+function autoRetryJson(r: AutoRetryProgress, nonce: number | null): string {
+  return JSON.stringify({
+    state: r.state,
+    reason: r.reason,
+    maxExecutionFeeWei: r.ceiling,
+    expiresAt: new Date(r.expiresAt).toISOString(),
+    nonce,
+    bumpCount: r.bumpCount,
+  });
+}
+
 /** The attempts as the record shows them (the spec's shape: ISO times). */
 function attemptsJson(attempts: readonly PaymentAttempt[]): string {
   return JSON.stringify(
@@ -168,10 +197,20 @@ export function createPaymentDefinition(deps: {
   chain(key: string): PaymentChain | undefined;
   /** How long after broadcast a payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
+  /** EVM_REPLACEMENT_DELAY_MS: the least time between an auto-retry attempt's send and its replacement (60 s). */
+  replacementDelayMs?: number;
+  /** Before each replacement: whether the authority that admitted the payment still stands (null), or why not. */
+  authority?(input: ReplacementInput): string | null;
   now?: () => number;
 }): PaymentDefinition {
   const now = deps.now ?? Date.now;
   const broadcast = createBroadcastEffect({ chain: deps.chain, now });
+  const prepareReplacement = createPrepareReplacement({
+    chain: deps.chain,
+    now,
+    ...(deps.authority ? { authority: deps.authority } : {}),
+  });
+  const replacementDelayMs = deps.replacementDelayMs ?? DEFAULT_REPLACEMENT_DELAY_MS;
 
   function create(id: string, a: PaymentAdmission): PaymentInput {
     const { wallet, chain } = a;
@@ -226,6 +265,12 @@ export function createPaymentDefinition(deps: {
         attempts: attemptsJson([
           { ordinal: 0, stage: 'signing', preparedAt: Date.parse(createdAt), hash: null, lastBroadcastAt: null },
         ]),
+        autoRetry: a.autoRetry
+          ? autoRetryJson(
+              { ...a.autoRetry, replacementDelayMs, state: 'active', reason: null, bumpCount: 0, replacements: [] },
+              nonce,
+            )
+          : null,
         seq: deps.transactions.nextSeq(),
       });
     } catch (err) {
@@ -251,6 +296,7 @@ export function createPaymentDefinition(deps: {
       nonce,
       monitorWindowMs: deps.monitorWindowMs,
       preparedAt: Date.parse(createdAt),
+      autoRetry: a.autoRetry ? { ...a.autoRetry, replacementDelayMs } : null,
     };
   }
 
@@ -339,6 +385,11 @@ export function createPaymentDefinition(deps: {
     effects: {
       sign: { run: (input) => deps.sign(input as Parameters<typeof deps.sign>[0]), delivery: 'at-most-once' },
       broadcast: { run: (input) => broadcast(input as BroadcastInput), delivery: 'at-least-once' },
+      // A read of the market and the balance: run again after a crash, it prices the same replacement afresh.
+      prepareReplacement: {
+        run: (input) => prepareReplacement(input as ReplacementInput),
+        delivery: 'at-least-once',
+      },
     },
     migrations: [
       {
@@ -404,6 +455,7 @@ export function createPaymentDefinition(deps: {
         monitoring: c.monitoring ? JSON.stringify(c.monitoring) : null,
         signedTransaction: c.signedTransaction,
         attempts: attemptsJson(c.attempts),
+        autoRetry: c.autoRetry ? autoRetryJson(c.autoRetry, c.nonce) : null,
         unresolved: !final && HOLDING.has(state) ? 1 : 0,
         // Watched while its bytes exist and may still execute: until the chain settles it, also once released.
         watched: !final && c.hash !== null ? 1 : 0,

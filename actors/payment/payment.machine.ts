@@ -37,7 +37,42 @@ export interface PaymentInput {
   monitorWindowMs: number;
   /** When the payment was admitted and its first attempt prepared (epoch ms). */
   preparedAt: number;
+  /** The terms of an auto-retry transfer (EVM); absent or null for every other payment. */
+  autoRetry?: AutoRetryTerms | null;
 }
+
+/** What an auto-retry transfer was admitted with (never changed by a replay of its request). */
+export interface AutoRetryTerms {
+  /** The most one attempt may cost, `gasLimit × maxFeePerGas` (or `× gasPrice`), in wei (decimal). */
+  ceiling: string;
+  /** No new attempt after this (epoch ms). */
+  expiresAt: number;
+  /** The least time between an attempt's send and its replacement (EVM_REPLACEMENT_DELAY_MS). */
+  replacementDelayMs: number;
+}
+
+/** The most replacements an auto-retry payment makes (the spec: the original plus at most three). */
+export const MAX_REPLACEMENTS = 3;
+
+/**
+ * Where an auto-retry payment's retrying stands (the spec's `autoRetry.state`): `active` (replacements are made when
+ * due), `stopped` (no new attempt; the payment is still watched and holds its wallet while an attempt may execute),
+ * `resolved` (the chain settled it). `reason`: the latest stop or wait reason.
+ */
+export interface AutoRetryProgress extends AutoRetryTerms {
+  state: 'active' | 'stopped' | 'resolved';
+  reason: string | null;
+  /** Replacements prepared (exact-byte resends do not count). */
+  bumpCount: number;
+  /** The replacements' payloads and signed bytes, by ordinal (1…3); attempt 0's are the context's own. */
+  replacements: Array<{ ordinal: number; payload: PaymentPayload; signedTransaction: string | null }>;
+}
+
+/** What the replacement effect decides (prepare-replacement.ts). */
+export type ReplacementPlan =
+  | { kind: 'replace'; payload: PaymentPayload; at: number }
+  | { kind: 'wait'; reason: string; at: number }
+  | { kind: 'stop'; reason: string; at: number };
 
 /**
  * Where an attempt stands (the spec's attempt stages), each durable before the step it names:
@@ -98,6 +133,8 @@ export interface PaymentContext extends PaymentInput {
   operatorRelease?: OperatorRelease | null;
   /** The payment's attempts, attempt 0 first (v4). */
   attempts: PaymentAttempt[];
+  /** An auto-retry payment's retrying; absent or null for every other payment. */
+  autoRetry?: AutoRetryProgress | null;
 }
 
 export interface OperatorRelease {
@@ -123,9 +160,23 @@ export interface BroadcastInput {
   nonce: number | null;
 }
 
+/** What the replacement effect prices from: the latest attempt's payload and the payment's terms. */
+export interface ReplacementInput {
+  chainKey: string;
+  from: string;
+  payload: PaymentPayload;
+  ceiling: string;
+  /** Whose authority signed the original: the API key, its project and wallet, and when (epoch ms). */
+  apiKeyId: string | null;
+  projectId: string;
+  walletId: string;
+  admittedAt: number;
+}
+
 export type PaymentEvent =
   | { type: 'WAKE'; at: number }
-  | { type: 'OBSERVED'; observation: Observation; at: number }
+  /** What the chain shows of the payment: of the candidate `hash` (absent: attempt 0's). */
+  | { type: 'OBSERVED'; observation: Observation; at: number; hash?: string }
   /** The operator releases the hold (admin API): the payment stops sending and keeps being watched. */
   | { type: 'OPERATOR_RELEASE'; reason: string; by: string; at: number };
 
@@ -182,6 +233,43 @@ function withAttempt(context: PaymentContext, ordinal: number, patch: Partial<Pa
   return context.attempts.map((a) => (a.ordinal === ordinal ? { ...a, ...patch } : a));
 }
 
+/** The latest attempt (attempt 0 until a replacement is prepared). */
+function latestAttempt(context: PaymentContext): PaymentAttempt {
+  return context.attempts[context.attempts.length - 1]!;
+}
+
+/** The latest replacement's payload and bytes (the replacing states have one). */
+function latestReplacement(context: PaymentContext) {
+  const r = context.autoRetry!.replacements;
+  return r[r.length - 1]!;
+}
+
+/**
+ * When an active auto-retry payment next needs a look: its latest attempt's replacement time, or its deadline if that
+ * comes first. Null for any other payment.
+ */
+function replacementWake(context: PaymentContext, attempts = context.attempts): number | null {
+  const retry = context.autoRetry;
+  if (!retry || retry.state !== 'active') return null;
+  const last = attempts[attempts.length - 1]!;
+  const sent = last.lastBroadcastAt ?? last.preparedAt;
+  return Math.min(sent + retry.replacementDelayMs, retry.expiresAt);
+}
+
+/** The auto-retry progress with `patch` applied (unchanged for a payment without auto-retry). */
+function retryWith(context: PaymentContext, patch: Partial<AutoRetryProgress>): AutoRetryProgress | null {
+  return context.autoRetry ? { ...context.autoRetry, ...patch } : (context.autoRetry ?? null);
+}
+
+/** Signing errors that say the wallet's key may no longer sign for the partner: the retry stops for good. */
+const AUTHORITY_ENDED: ReadonlySet<string> = new Set([
+  'WALLET_CLAIMED',
+  'WALLET_SHARE_NOT_MIGRATED',
+  'WALLET_NOT_FOUND',
+  'POLICY_DENIED',
+  'POLICY_REVIEW_REQUIRED',
+]);
+
 function broadcastInput({ context }: { context: PaymentContext }): BroadcastInput {
   return {
     chainKey: context.chainKey,
@@ -223,6 +311,9 @@ export const paymentMachine = setup({
     broadcast: fromPromise<BroadcastOutcome, BroadcastInput>(async () => {
       throw new Error('broadcast runs as an effect of the actor host');
     }),
+    prepareReplacement: fromPromise<ReplacementPlan, ReplacementInput>(async () => {
+      throw new Error('prepareReplacement runs as an effect of the actor host');
+    }),
   },
   guards: {
     accepted: ({ event }) => (event as { output?: BroadcastOutcome }).output?.outcome === 'accepted',
@@ -240,24 +331,46 @@ export const paymentMachine = setup({
       event.observation.final &&
       !event.observation.success,
     dropped: ({ event }) => event.type === 'OBSERVED' && event.observation.status === 'dropped',
+    // An auto-retry payment is bounded by its deadline and the chain's proof, not by the monitor window.
     windowOver: ({ context, event }) =>
       event.type === 'WAKE' &&
+      !context.autoRetry &&
       context.broadcastAt !== null &&
       event.at >= context.broadcastAt + context.monitorWindowMs,
+    retryExpired: ({ context, event }) =>
+      event.type === 'WAKE' && context.autoRetry?.state === 'active' && event.at >= context.autoRetry.expiresAt,
+    retryExhausted: ({ context, event }) =>
+      event.type === 'WAKE' &&
+      context.autoRetry?.state === 'active' &&
+      context.autoRetry.bumpCount >= MAX_REPLACEMENTS &&
+      event.at >= (replacementWake(context) ?? Number.POSITIVE_INFINITY),
+    retryDue: ({ context, event }) =>
+      event.type === 'WAKE' &&
+      context.autoRetry?.state === 'active' &&
+      event.at >= (replacementWake(context) ?? Number.POSITIVE_INFINITY),
+    planReplace: ({ event }) => (event as { output?: ReplacementPlan }).output?.kind === 'replace',
+    planWait: ({ event }) => (event as { output?: ReplacementPlan }).output?.kind === 'wait',
   },
   actions: {
     recordInclusion: assign(({ context, event }) => {
       if (event.type !== 'OBSERVED' || event.observation.status !== 'included') return {};
       const o = event.observation;
       // What the chain shows replaces what was noted on the way (an unanswered send's error, an earlier failure).
+      // The candidate the chain included: attempt 0 unless the event names another.
+      const winner = context.attempts.find((a) => a.hash === (event.hash ?? context.hash)) ?? context.attempts[0]!;
+      const replaced = winner.ordinal !== 0 && winner.hash !== null;
       return {
         // Included: whatever its send's verdict was, a node had the bytes.
-        attempts: withAttempt(context, 0, { stage: 'submitted' }),
+        attempts: withAttempt(context, winner.ordinal, { stage: 'submitted' }),
         blockNumber: o.blockNumber,
         blockHash: o.blockHash,
         wakeAt: null,
         failure: null,
-        monitoring: o.error ? { error: o.error } : null,
+        monitoring:
+          o.error || replaced
+            ? { ...(o.error ? { error: o.error } : {}), ...(replaced ? { winningHash: winner.hash! } : {}) }
+            : null,
+        autoRetry: retryWith(context, { state: 'resolved', reason: null }),
       };
     }),
     /**
@@ -265,11 +378,114 @@ export const paymentMachine = setup({
      * unknown), the broadcast did not take.
      */
     recordDropped: assign(({ context, event }) => {
-      const dropped = droppedFailure(event, context.acceptedAt !== null ? 'monitor' : 'broadcast');
+      const dropped: Partial<PaymentContext> = droppedFailure(
+        event,
+        context.acceptedAt !== null ? 'monitor' : 'broadcast',
+      );
+      if (context.autoRetry && event.type === 'OBSERVED' && event.observation.status === 'dropped') {
+        // The spec: a finalized nonce past every saved attempt resolves the retry (no success event follows).
+        dropped.autoRetry = retryWith(context, {
+          state: 'resolved',
+          reason: event.observation.reason === 'nonce_consumed' ? 'RECOVERY_NONCE_CONSUMED' : 'TRANSACTION_EXPIRED',
+        });
+      }
       const released = context.monitoring?.operatorRelease;
       return released && dropped.monitoring
         ? { ...dropped, monitoring: { ...dropped.monitoring, operatorRelease: released } }
         : dropped;
+    }),
+    /** No new attempt from now on (`reason`); the payment stays watched and held while an attempt may execute. */
+    stopRetry: assign(({ context }, params: { reason: string }) => ({
+      autoRetry: retryWith(context, { state: 'stopped', reason: params.reason }),
+      wakeAt: null,
+    })),
+    /** The replacement effect's plan: a new attempt, about to be signed (its stage is durable with this step). */
+    addReplacement: assign(({ context, event }) => {
+      const plan = (event as unknown as { output: Extract<ReplacementPlan, { kind: 'replace' }> }).output;
+      const retry = context.autoRetry!;
+      const ordinal = context.attempts.length;
+      return {
+        attempts: [
+          ...context.attempts,
+          { ordinal, stage: 'signing' as const, preparedAt: plan.at, hash: null, lastBroadcastAt: null },
+        ],
+        autoRetry: {
+          ...retry,
+          reason: null,
+          bumpCount: retry.bumpCount + 1,
+          replacements: [...retry.replacements, { ordinal, payload: plan.payload, signedTransaction: null }],
+        },
+        wakeAt: null,
+      };
+    }),
+    /** Not now (funds short, base fee over the ceiling, the node did not answer): looked at again after the delay. */
+    waitForReplacement: assign(({ context, event }) => {
+      const out = (event as { output?: ReplacementPlan; error?: unknown }).output;
+      const reason = out?.kind === 'wait' ? out.reason : 'RPC_UNAVAILABLE';
+      const at = out?.at ?? errorOf((event as { error?: unknown }).error).at ?? context.preparedAt;
+      const retry = context.autoRetry!;
+      return { autoRetry: { ...retry, reason }, wakeAt: Math.min(at + retry.replacementDelayMs, retry.expiresAt) };
+    }),
+    stopFromPlan: assign(({ context, event }) => {
+      const out = (event as unknown as { output: Extract<ReplacementPlan, { kind: 'stop' }> }).output;
+      return { autoRetry: retryWith(context, { state: 'stopped', reason: out.reason }), wakeAt: null };
+    }),
+    replacementSigned: assign(({ context, event }) => {
+      const signed = (event as unknown as { output: SignedPayment }).output;
+      const last = latestAttempt(context);
+      const retry = context.autoRetry!;
+      return {
+        attempts: withAttempt(context, last.ordinal, { stage: 'signed', hash: signed.hash }),
+        autoRetry: {
+          ...retry,
+          replacements: retry.replacements.map((r) =>
+            r.ordinal === last.ordinal ? { ...r, signedTransaction: signed.signedTransaction } : r,
+          ),
+        },
+      };
+    }),
+    /**
+     * A replacement's signature failed. Refused (no usable signature): the attempt is `rejected`; uncertain (it may
+     * exist): it stays `signing` and is never asked again. Either way no new attempt follows.
+     */
+    replacementSignFailed: assign(({ context, event }) => {
+      const e = errorOf((event as { error?: unknown }).error);
+      const last = latestAttempt(context);
+      const uncertain = UNCERTAIN_SIGNING.has(e.code);
+      const reason = uncertain
+        ? 'SIGNING_UNCERTAIN'
+        : AUTHORITY_ENDED.has(e.code)
+          ? 'SIGNING_AUTHORITY_ENDED'
+          : 'SIGNING_FAILED';
+      return {
+        attempts: uncertain ? context.attempts : withAttempt(context, last.ordinal, { stage: 'rejected' }),
+        autoRetry: retryWith(context, { state: 'stopped', reason }),
+        wakeAt: null,
+      };
+    }),
+    /** A replacement's send: accepted, refused (an earlier attempt may be in) or unanswered; the next is timed from it. */
+    replacementSent: assign(({ context, event }) => {
+      const out = (event as unknown as { output: BroadcastOutcome }).output;
+      const last = latestAttempt(context);
+      const stage =
+        out.outcome === 'accepted' ? 'submitted' : out.outcome === 'unanswered' ? 'submission_unknown' : last.stage;
+      const attempts = withAttempt(context, last.ordinal, { stage, lastBroadcastAt: out.at });
+      return {
+        attempts,
+        ...(out.outcome === 'accepted' ? {} : { monitoring: { ...(context.monitoring ?? {}), error: out.message } }),
+        wakeAt: replacementWake(context, attempts),
+      };
+    }),
+    replacementSendFailed: assign(({ context, event }) => {
+      const e = errorOf((event as { error?: unknown }).error);
+      const last = latestAttempt(context);
+      const at = e.at ?? last.preparedAt;
+      const attempts = withAttempt(context, last.ordinal, { stage: 'submission_unknown', lastBroadcastAt: at });
+      return {
+        attempts,
+        monitoring: { ...(context.monitoring ?? {}), error: e.message },
+        wakeAt: replacementWake(context, attempts),
+      };
     }),
     /** A released payment proven unable to execute: its failure stands; the proof is noted beside it. */
     recordProof: assign(({ context, event }) => {
@@ -298,7 +514,12 @@ export const paymentMachine = setup({
     }),
     /** The WAKE that ends the monitor window (resending the bytes meanwhile is the chain poller's work). */
     wakeAtWindowEnd: assign(({ context }) => ({
-      wakeAt: context.broadcastAt === null ? null : context.broadcastAt + context.monitorWindowMs,
+      // An auto-retry payment wakes for its replacement (or its deadline) instead.
+      wakeAt: context.autoRetry
+        ? replacementWake(context)
+        : context.broadcastAt === null
+          ? null
+          : context.broadcastAt + context.monitorWindowMs,
     })),
     timedOut: assign({
       failure: () => ({
@@ -325,6 +546,9 @@ export const paymentMachine = setup({
     wakeAt: null,
     // Admission and the signing request commit together: attempt 0's first durable stage is `signing`.
     attempts: [{ ordinal: 0, stage: 'signing', preparedAt: input.preparedAt, hash: null, lastBroadcastAt: null }],
+    autoRetry: input.autoRetry
+      ? { ...input.autoRetry, state: 'active', reason: null, bumpCount: 0, replacements: [] }
+      : null,
   }),
   initial: 'signing',
   on: {
@@ -464,11 +688,72 @@ export const paymentMachine = setup({
      */
     submitted: {
       on: {
-        WAKE: { guard: 'windowOver', target: 'watching', actions: 'timedOut' },
+        WAKE: [
+          { guard: 'retryExpired', actions: { type: 'stopRetry', params: { reason: 'DEADLINE_REACHED' } } },
+          { guard: 'retryExhausted', actions: { type: 'stopRetry', params: { reason: 'ATTEMPT_LIMIT_REACHED' } } },
+          { guard: 'retryDue', target: 'replacing', actions: assign({ wakeAt: () => null }) },
+          { guard: 'windowOver', target: 'watching', actions: 'timedOut' },
+        ],
         OPERATOR_RELEASE: {
           target: 'operatorReleased',
           actions: { type: 'noteOperatorRelease', params: { status: 'submitted' } },
         },
+      },
+    },
+    /**
+     * Auto-retry (status `submitted`): the latest attempt was not included in time; the replacement effect prices the
+     * next one from the market and the wallet's balance (a read, at-least-once): replace, wait, or stop.
+     */
+    replacing: {
+      invoke: {
+        src: 'prepareReplacement',
+        input: ({ context }) => {
+          const r = context.autoRetry!.replacements;
+          return {
+            chainKey: context.chainKey,
+            from: context.walletAddress,
+            payload: r.length > 0 ? r[r.length - 1]!.payload : context.payload,
+            ceiling: context.autoRetry!.ceiling,
+            apiKeyId: context.apiKeyId,
+            projectId: context.projectId,
+            walletId: context.walletId,
+            admittedAt: context.preparedAt,
+          };
+        },
+        onDone: [
+          { guard: 'planReplace', target: 'signingReplacement', actions: 'addReplacement' },
+          { guard: 'planWait', target: 'submitted', actions: 'waitForReplacement' },
+          { target: 'submitted', actions: 'stopFromPlan' },
+        ],
+        onError: { target: 'submitted', actions: 'waitForReplacement' },
+      },
+    },
+    /** Auto-retry: the replacement is signed (at-most-once, like every signature). */
+    signingReplacement: {
+      invoke: {
+        src: 'sign',
+        input: ({ context }) => ({
+          projectId: context.projectId,
+          walletId: context.walletId,
+          payload: latestReplacement(context).payload,
+        }),
+        onDone: { target: 'broadcastingReplacement', actions: 'replacementSigned' },
+        onError: { target: 'submitted', actions: 'replacementSignFailed' },
+      },
+    },
+    /** Auto-retry: the replacement's bytes are sent; whatever the verdict, the chain decides which attempt wins. */
+    broadcastingReplacement: {
+      invoke: {
+        src: 'broadcast',
+        input: ({ context }) => ({
+          chainKey: context.chainKey,
+          signedTransaction: latestReplacement(context).signedTransaction ?? '',
+          hash: latestAttempt(context).hash ?? '',
+          from: context.walletAddress,
+          nonce: context.nonce,
+        }),
+        onDone: { target: 'submitted', actions: 'replacementSent' },
+        onError: { target: 'submitted', actions: 'replacementSendFailed' },
       },
     },
     /**

@@ -38,8 +38,15 @@ declare module 'fastify' {
   }
 }
 
-/** Answers a payment whose key was written with its record but whose answer was not stored (a crash between). */
-export type ResumePayment = (principal: Principal, walletId: string, transactionId: string) => Promise<object>;
+/**
+ * Answers from the payment a key names, when no answer is stored: after a crash between the record and its answer,
+ * and always for an auto-retry transfer (its replay answers its current state).
+ */
+export type ResumePayment = (
+  principal: Principal,
+  walletId: string,
+  transactionId: string,
+) => Promise<{ statusCode: number; body: object; headers: Record<string, string> }>;
 
 function isPost(method: string | string[]): boolean {
   return Array.isArray(method) ? method.includes('POST') : method === 'POST';
@@ -47,8 +54,10 @@ function isPost(method: string | string[]): boolean {
 
 function answerOf(reply: FastifyReply, claim: IdempotencyClaim, payload: unknown) {
   const status = reply.statusCode;
-  // Kept: what did something (a 2xx; below 500 once a payment's record exists). Not kept: refusals that did nothing.
-  const keep = (status >= 200 && status < 300) || (claim.transactionId !== null && status < 500);
+  // Kept: what did something (a 2xx; below 500 once a payment's record exists). Not kept: refusals that did nothing,
+  // and the answers of a key that names its operation for good (auto-retry): its replay tells the current state.
+  const keep =
+    claim.expiresAt !== null && ((status >= 200 && status < 300) || (claim.transactionId !== null && status < 500));
   if (!keep || typeof payload !== 'string') return null;
   const headers: Record<string, string> = {};
   for (const h of REPLAYED_HEADERS) {
@@ -92,7 +101,8 @@ export const idempotencyPlugin = fp<{ idempotency: Idempotency; resumePayment: R
         const transactionId = begun.claim.transactionId!;
         // Nothing is done again: the answer comes from the payment the key's first request made.
         reply.header('x-transaction-id', transactionId).header('idempotent-replayed', 'true');
-        return reply.send(await resumePayment(req.principal, walletId!, transactionId));
+        const resumed = await resumePayment(req.principal, walletId!, transactionId);
+        return reply.code(resumed.statusCode).headers(resumed.headers).send(resumed.body);
       }
     });
 

@@ -37,7 +37,27 @@ export const TransferBody = Type.Object(
       Type.Boolean({ description: 'Address screening is not available on this service: true is refused.' }),
     ),
     autoRetry: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'Not available in this version: refused.' }),
+      Type.Object(
+        {
+          maxExecutionFeeWei: Type.Optional(
+            Type.String({
+              maxLength: 78,
+              description: 'EVM: the most one attempt may cost (gasLimit × fee per gas), wei.',
+            }),
+          ),
+          maxExecutionFeeLamports: Type.Optional(
+            Type.String({ maxLength: 20, description: 'SOLANA: not available in this version (refused).' }),
+          ),
+          expiresAt: Type.Optional(
+            Type.String({ maxLength: 40, description: 'ISO 8601 with a time zone, within the next 24 hours.' }),
+          ),
+        },
+        {
+          additionalProperties: true,
+          description:
+            'EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED).',
+        },
+      ),
     ),
     type: Type.Optional(
       Type.Union([Type.Literal(0), Type.Literal(2)], {
@@ -128,6 +148,41 @@ export const SolanaFeeEstimate = Type.Object(
 export const FeeEstimate = Type.Union([ref(EvmFeeEstimate), ref(SolanaFeeEstimate)], { $id: 'FeeEstimate' });
 
 /** A transaction record (spec: Transaction record). */
+/** An attempt of an auto-retry payment (spec: `autoRetry.attempts`). */
+const AutoRetryAttempt = Type.Object(
+  {
+    ordinal: Type.Integer({ minimum: 0, maximum: 3, description: '0: the original; 1-3: replacements.' }),
+    stage: Type.String({
+      description:
+        'prepared, signing, rejected, signed, submission_unknown, submitted. `signing` after a stop is uncertain and never signed again.',
+    }),
+    preparedAt: Type.String({ format: 'date-time' }),
+    hash: Type.Union([Type.String(), Type.Null()]),
+    lastBroadcastAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+/** The spec's `autoRetry` object, on the single-record lookup of an auto-retry transfer. */
+export const AutoRetryView = Type.Object(
+  {
+    state: Type.String({
+      description: 'active, stopped or resolved: retry processing only (the outcome is `status`).',
+    }),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED (resolved).',
+    }),
+    maxExecutionFeeWei: Type.String(),
+    expiresAt: Type.String({ format: 'date-time' }),
+    nonce: Type.Union([Type.Integer(), Type.Null()]),
+    bumpCount: Type.Integer({ minimum: 0, maximum: 3 }),
+    latestAttemptHash: Type.Union([Type.String(), Type.Null()]),
+    attempts: Type.Array(AutoRetryAttempt),
+  },
+  { additionalProperties: false },
+);
+
 export const TransactionRecord = Type.Object(
   {
     transactionId: Type.String(),
@@ -148,6 +203,7 @@ export const TransactionRecord = Type.Object(
     to: Type.Optional(Type.String()),
     value: Type.Optional(Type.String()),
     tokenAddress: Type.Optional(Type.String()),
+    autoRetry: Type.Optional(AutoRetryView),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false, $id: 'TransactionRecord' },

@@ -17,6 +17,7 @@ import {
 } from '../../actors/payment/payment-definition.ts';
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
+import { parseAutoRetryTerms } from '../../chains/auto-retry-terms.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { asErrorCode } from '../../chains/domain/error-catalogue.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
@@ -28,7 +29,14 @@ import type {
   TransactionStatus,
 } from '../../chains/domain/payments.ts';
 import { isPaymentFamily, PAYMENT_FAMILIES } from '../../chains/domain/payments.ts';
-import { ChainRpcError, type FeeEstimate, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
+import {
+  ChainRpcError,
+  type EvmUnsignedPayment,
+  type FeeEstimate,
+  type PaymentChain,
+  type TransferIntent,
+  type UnsignedPayment,
+} from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { PaymentFamilyAdapter, TransferRequestFields } from '../../chains/payment-family.ts';
 import type { IdempotencyClaim } from '../../store/idempotency-repo.ts';
@@ -72,6 +80,23 @@ export interface TransactionView {
   to?: string;
   value?: string;
   tokenAddress?: string;
+  /** The spec's `autoRetry` object: the single-record lookup of an auto-retry transfer only. */
+  autoRetry?: {
+    state: 'active' | 'stopped' | 'resolved';
+    reason: string | null;
+    maxExecutionFeeWei: string;
+    expiresAt: string;
+    nonce: number | null;
+    bumpCount: number;
+    latestAttemptHash: string | null;
+    attempts: Array<{
+      ordinal: number;
+      stage: string;
+      preparedAt: string;
+      hash: string | null;
+      lastBroadcastAt: string | null;
+    }>;
+  };
   createdAt: string;
 }
 
@@ -103,14 +128,6 @@ function buildFailure(err: unknown): unknown {
 
 /** Features of the transfer body this service does not offer: refused by name rather than ignored. */
 function refuseUnavailable(body: TransferRequest): void {
-  if (body.autoRetry !== undefined) {
-    throw new ServiceError(
-      'AUTO_RETRY_NOT_SUPPORTED',
-      400,
-      'autoRetry is not available in this service version; omit it to send a transfer without automatic fee retry',
-      { details: { field: 'body.autoRetry' } },
-    );
-  }
   if (body.addressScreening === true) {
     throw new ServiceError(
       'ADDRESS_SCREENING_UNAVAILABLE',
@@ -220,6 +237,57 @@ export function createPaymentService(deps: {
     }
   }
 
+  /**
+   * The admission rules of an auto-retry transfer that do not need the chain (spec, "Transfer", `autoRetry`): an
+   * EVM wallet made through the API, an `Idempotency-Key`, a broadcast transfer, valid terms.
+   */
+  function autoRetryTerms(
+    wallet: WalletRow & { type: PaymentFamily },
+    body: TransferRequest,
+    idempotency: IdempotencyClaim | null,
+  ): { ceiling: string; expiresAt: number } {
+    if (wallet.type !== 'EVM') {
+      throw new ServiceError(
+        'AUTO_RETRY_NOT_SUPPORTED',
+        400,
+        'autoRetry is available for EVM wallets in this version; send this Solana transfer without it',
+        { details: { field: 'body.autoRetry' } },
+      );
+    }
+    if (wallet.custody === 'pregen') {
+      throw new ServiceError(
+        'AUTO_RETRY_NOT_SUPPORTED',
+        400,
+        'autoRetry needs a wallet created through the API; this one is pre-generated',
+        { details: { field: 'body.autoRetry' } },
+      );
+    }
+    if (idempotency === null) {
+      throw invalidRequest('an auto-retry transfer needs an Idempotency-Key header: it names the operation for good', {
+        field: 'headers.idempotency-key',
+      });
+    }
+    if (body.broadcast === false) {
+      throw invalidRequest('an auto-retry transfer is broadcast: omit broadcast or set it to true', {
+        field: 'body.broadcast',
+      });
+    }
+    return chainInput('body', () => parseAutoRetryTerms(body.autoRetry, 'EVM', Date.now()));
+  }
+
+  /** The first attempt's most fee must fit the ceiling: the spec's "initial fees must fit". */
+  function checkFirstAttemptFits(unsigned: UnsignedPayment, ceiling: string): void {
+    const tx = unsigned as EvmUnsignedPayment;
+    const perGas = BigInt(tx.type === 2 ? tx.maxFeePerGas! : tx.gasPrice!);
+    const most = BigInt(tx.gasLimit) * perGas;
+    if (most > BigInt(ceiling)) {
+      throw invalidRequest(
+        `the first attempt may cost ${most} wei (gasLimit ${tx.gasLimit} × ${tx.type === 2 ? 'maxFeePerGas' : 'gasPrice'} ${perGas}), above autoRetry.maxExecutionFeeWei ${ceiling}`,
+        { field: 'body.autoRetry.maxExecutionFeeWei' },
+      );
+    }
+  }
+
   /** The chain a transfer's policy question names: the body's chain id or network, as given. */
   function requestedChain(body: TransferRequest): string | null {
     return body.chainId !== undefined ? String(body.chainId) : (body.network ?? null);
@@ -232,9 +300,10 @@ export function createPaymentService(deps: {
       walletId: string,
       body: TransferRequest,
       idempotency: IdempotencyClaim | null = null,
-    ): Promise<BroadcastResult | { signedTransaction: string }> {
+    ): Promise<BroadcastResult | { signedTransaction: string } | { accepted: TransactionView }> {
       const wallet = signing.paymentWallet(principal, walletId, 'transfer');
       await signing.authorize(principal, wallet, 'transfer', requestedChain(body));
+      const terms = body.autoRetry === undefined ? null : autoRetryTerms(wallet, body, idempotency);
       const { family, chain, chainRef, intent, nonce: asked } = transferTarget(principal, wallet, body);
       const broadcast = body.broadcast !== false;
       if (broadcast) checkHold(wallet.id, chain.key);
@@ -250,6 +319,25 @@ export function createPaymentService(deps: {
       // A nonce asked for must be the one the record would allocate anyway (field `body.nonce`).
       if (asked !== null && pendingNonce !== null)
         checkNextNonce(wallet.id, chain.key, asked, pendingNonce, 'body.nonce');
+      if (terms) {
+        checkFirstAttemptFits(unsigned, terms.ceiling);
+        // The key names this operation for good: a replay answers its current state, even after the deadline.
+        idempotency!.expiresAt = null;
+        const id = randomUUID();
+        await host.spawn(paymentActors, id, {
+          apiKeyId: principal.keyId,
+          wallet,
+          chain,
+          chainRef,
+          intentKind: 'transfer',
+          signs: { kind: 'transfer', unsigned, pendingNonce },
+          record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
+          idempotency,
+          autoRetry: terms,
+        });
+        idempotency!.transactionId = id;
+        return { accepted: recordView(store.transactions.getAny(id)!) };
+      }
       const { id, view } = await record({
         apiKeyId: principal.keyId,
         wallet,
@@ -322,11 +410,19 @@ export function createPaymentService(deps: {
      * The answer of a payment a retry's `Idempotency-Key` names, when it was not stored (the service stopped between
      * the record and its answer): the same answer, from the payment's state.
      */
-    async resume(principal: Principal, walletId: string, transactionId: string): Promise<BroadcastResult> {
-      if (!store.transactions.get(principal.projectId, walletId, transactionId)) {
-        throw new ServiceError('TRANSACTION_NOT_FOUND', 404, 'transaction not found');
+    async resume(
+      principal: Principal,
+      walletId: string,
+      transactionId: string,
+    ): Promise<{ statusCode: number; body: object; headers: Record<string, string> }> {
+      const row = store.transactions.get(principal.projectId, walletId, transactionId);
+      if (!row) throw new ServiceError('TRANSACTION_NOT_FOUND', 404, 'transaction not found');
+      // An auto-retry transfer: its current state, as admission answered it (202), whatever has happened since.
+      if (row.autoRetry !== null) {
+        return { statusCode: 202, body: recordView(row), headers: { location: recordLocation(walletId, row.id) } };
       }
-      return answer(transactionId, await host.waitFor(paymentActors, transactionId, (v) => !v.awaitingVerdict));
+      const view = await host.waitFor(paymentActors, transactionId, (v) => !v.awaitingVerdict);
+      return { statusCode: 200, body: answer(transactionId, view), headers: {} };
     },
 
     /** `GET /v1/wallets/{walletId}/transactions`. */
@@ -359,7 +455,7 @@ export function createPaymentService(deps: {
     get(principal: Principal, walletId: string, transactionId: string): TransactionView {
       const row = store.transactions.get(principal.projectId, walletId, transactionId);
       if (!row) throw new ServiceError('TRANSACTION_NOT_FOUND', 404, 'transaction not found');
-      return viewOf(row);
+      return recordView(row);
     },
   };
 
@@ -407,6 +503,28 @@ export function viewOf(r: TransactionRow): TransactionView {
   if (r.toAddress !== null) view.to = r.toAddress;
   if (r.value !== null) view.value = r.value;
   if (r.intentKind === 'transfer' && r.tokenAddress !== null) view.tokenAddress = r.tokenAddress;
+  return view;
+}
+
+/** Where a record is read: the `Location` of an accepted auto-retry transfer. */
+export function recordLocation(walletId: string, transactionId: string): string {
+  return `/v1/wallets/${encodeURIComponent(walletId)}/transactions/${encodeURIComponent(transactionId)}`;
+}
+
+/** The single-record view: the list's, with an auto-retry transfer's `autoRetry` object. */
+export function recordView(r: TransactionRow): TransactionView {
+  const view = viewOf(r);
+  if (r.autoRetry !== null) {
+    const attempts = (r.attempts ? JSON.parse(r.attempts) : []) as NonNullable<
+      TransactionView['autoRetry']
+    >['attempts'];
+    const latest = [...attempts].reverse().find((a) => a.hash !== null);
+    view.autoRetry = {
+      ...(JSON.parse(r.autoRetry) as Omit<NonNullable<TransactionView['autoRetry']>, 'attempts' | 'latestAttemptHash'>),
+      latestAttemptHash: latest?.hash ?? null,
+      attempts,
+    };
+  }
   return view;
 }
 

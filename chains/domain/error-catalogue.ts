@@ -138,7 +138,10 @@ export const ERROR_CATALOGUE = {
     meaning:
       'A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.',
   },
-  AUTO_RETRY_NOT_SUPPORTED: { status: 400, meaning: '`autoRetry` is not available in this version.' },
+  AUTO_RETRY_NOT_SUPPORTED: {
+    status: 400,
+    meaning: '`autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.',
+  },
   ADDRESS_SCREENING_UNAVAILABLE: { status: 400, meaning: '`addressScreening` is not available on this service.' },
   ...chainEntries,
   // --- admin API

@@ -433,6 +433,26 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       return Number(nonce);
     },
 
+    async replacementMarket(from) {
+      const address = parseEvmAddress(from, 'from');
+      // A fresh quote (not the cached one a burst of transfers shares) and the balance, in the same batch.
+      const [quote, balance] = await Promise.allSettled([
+        fetchFeeQuote(),
+        request({ method: 'eth_getBalance', params: [address, 'latest'] }),
+      ]);
+      if (quote.status === 'rejected') throw quote.reason;
+      if (balance.status === 'rejected') throw unavailable('balance', readRpcFailure(balance.reason));
+      const q = quote.value;
+      const tip = q.tip ?? 0n;
+      const gasPrice = q.gasPrice ?? (q.baseFee ?? 0n) + tip;
+      return {
+        ...(q.baseFee === undefined ? {} : { baseFee: q.baseFee }),
+        tip,
+        gasPrice,
+        balance: quantity(balance.value, 'balance'),
+      };
+    },
+
     async broadcast(signedTransaction) {
       if (typeof signedTransaction !== 'string' || !SIGNED_TRANSACTION.test(signedTransaction)) {
         throw new ChainInputError(

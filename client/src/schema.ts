@@ -926,6 +926,28 @@ export interface components {
             to?: string;
             value?: string;
             tokenAddress?: string;
+            autoRetry?: {
+                /** @description active, stopped or resolved: retry processing only (the outcome is `status`). */
+                state: string;
+                /** @description The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED (resolved). */
+                reason: string | null;
+                maxExecutionFeeWei: string;
+                /** Format: date-time */
+                expiresAt: string;
+                nonce: number | null;
+                bumpCount: number;
+                latestAttemptHash: string | null;
+                attempts: {
+                    /** @description 0: the original; 1-3: replacements. */
+                    ordinal: number;
+                    /** @description prepared, signing, rejected, signed, submission_unknown, submitted. `signing` after a stop is uncertain and never signed again. */
+                    stage: string;
+                    /** Format: date-time */
+                    preparedAt: string;
+                    hash: string | null;
+                    lastBroadcastAt: string | null;
+                }[];
+            };
             /** Format: date-time */
             createdAt: string;
         };
@@ -2503,7 +2525,7 @@ export interface operations {
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
              *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
@@ -3309,8 +3331,15 @@ export interface operations {
                     broadcast?: boolean;
                     /** @description Address screening is not available on this service: true is refused. */
                     addressScreening?: boolean;
-                    /** @description Not available in this version: refused. */
+                    /** @description EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED). */
                     autoRetry?: {
+                        /** @description EVM: the most one attempt may cost (gasLimit × fee per gas), wei. */
+                        maxExecutionFeeWei?: string;
+                        /** @description SOLANA: not available in this version (refused). */
+                        maxExecutionFeeLamports?: string;
+                        /** @description ISO 8601 with a time zone, within the next 24 hours. */
+                        expiresAt?: string;
+                    } & {
                         [key: string]: unknown;
                     };
                     /** @description EVM only. 0: legacy (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). Default: implied by the fee fields given, else the chain's. */
@@ -3346,6 +3375,25 @@ export interface operations {
                     "application/json": components["schemas"]["TransferResult"];
                 };
             };
+            /** @description With `autoRetry` (EVM): accepted; the service signs, sends and replaces it until it lands, the deadline passes or a stop reason says why not. The record with its `autoRetry` object (`hash` may be null); `Location` is the record. A replay with the same Idempotency-Key answers its current state, 202 again. */
+            202: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    /** @description The transaction record: GET /v1/wallets/{walletId}/transactions/{id}. */
+                    "x-transaction-id"?: string;
+                    /** @description The record: /v1/wallets/{walletId}/transactions/{id}. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionRecord"];
+                };
+            };
             /**
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
@@ -3354,7 +3402,7 @@ export interface operations {
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
              *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
@@ -3630,8 +3678,15 @@ export interface operations {
                     broadcast?: boolean;
                     /** @description Address screening is not available on this service: true is refused. */
                     addressScreening?: boolean;
-                    /** @description Not available in this version: refused. */
+                    /** @description EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED). */
                     autoRetry?: {
+                        /** @description EVM: the most one attempt may cost (gasLimit × fee per gas), wei. */
+                        maxExecutionFeeWei?: string;
+                        /** @description SOLANA: not available in this version (refused). */
+                        maxExecutionFeeLamports?: string;
+                        /** @description ISO 8601 with a time zone, within the next 24 hours. */
+                        expiresAt?: string;
+                    } & {
                         [key: string]: unknown;
                     };
                     /** @description EVM only. 0: legacy (`gasPrice`); 2: EIP-1559 (`maxFeePerGas`, `maxPriorityFeePerGas`). Default: implied by the fee fields given, else the chain's. */
@@ -3677,7 +3732,7 @@ export interface operations {
              *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available in this version.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              */
             400: {

@@ -9,4 +9,5 @@ CREATE TABLE `holds` (
 CREATE UNIQUE INDEX `holds_holder` ON `holds` (`holder_id`);--> statement-breakpoint
 INSERT INTO `holds` (`wallet_id`, `chain_key`, `holder_id`, `created_at`) SELECT `wallet_id`, `chain_key`, `id`, `created_at` FROM `transactions` WHERE `unresolved` = 1;--> statement-breakpoint
 DROP INDEX `transactions_hold`;--> statement-breakpoint
-ALTER TABLE `transactions` ADD `attempts` text;
+ALTER TABLE `transactions` ADD `attempts` text;--> statement-breakpoint
+ALTER TABLE `transactions` ADD `auto_retry` text;

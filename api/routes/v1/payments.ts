@@ -12,7 +12,7 @@ import {
 } from '../../schemas/payments.ts';
 import { TransferResult } from '../../schemas/signature-results.ts';
 import { WalletIdParams } from '../../schemas/wallets.ts';
-import type { PaymentService } from '../../services/payments.ts';
+import { type PaymentService, recordLocation } from '../../services/payments.ts';
 
 /** 409: another payment holds the wallet on the chain; 503: the chain's node or the enclave did not answer. */
 const PAYMENT_ERRORS = partnerPostErrors(...PAYMENT);
@@ -67,12 +67,32 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
             'Broadcast: the signed transaction, its hash, status and `transactionId` (header `x-transaction-id`). With `broadcast: false`: the signed transaction only.',
             { ...RATE_LIMIT_HEADERS, ...TRANSACTION_ID_HEADER },
           ),
+          202: ok(
+            TransactionRecord,
+            'With `autoRetry` (EVM): accepted; the service signs, sends and replaces it until it lands, the deadline passes or a stop reason says why not. The record with its `autoRetry` object (`hash` may be null); `Location` is the record. A replay with the same Idempotency-Key answers its current state, 202 again.',
+            {
+              ...RATE_LIMIT_HEADERS,
+              ...TRANSACTION_ID_HEADER,
+              location: { type: 'string', description: 'The record: /v1/wallets/{walletId}/transactions/{id}.' },
+            },
+          ),
           ...PAYMENT_ERRORS,
         },
       },
     },
-    async (req, reply) =>
-      withTransactionId(reply, () => payments.transfer(req.principal, req.params.walletId, req.body, req.idempotency)),
+    async (req, reply) => {
+      const result = await withTransactionId(reply, () =>
+        payments.transfer(req.principal, req.params.walletId, req.body, req.idempotency),
+      );
+      if (!('accepted' in result)) return result;
+      // An auto-retry transfer: accepted, and carried on by the service (spec: 202 with Location).
+      const record = result.accepted;
+      return reply
+        .code(202)
+        .header('x-transaction-id', record.transactionId)
+        .header('location', recordLocation(req.params.walletId, record.transactionId))
+        .send(record);
+    },
   );
 
   app.post(
