@@ -435,9 +435,10 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
 
     async replacementMarket(from) {
       const address = parseEvmAddress(from, 'from');
-      // A fresh quote (not the cached one a burst of transfers shares) and the balance, in the same batch.
+      // The quote transfers share (at most feeDataMaxAgeMs old: a thousand replacements due together ask the node
+      // once) and the balance, in the same batch.
       const [quote, balance] = await Promise.allSettled([
-        fetchFeeQuote(),
+        feeQuote(),
         request({ method: 'eth_getBalance', params: [address, 'latest'] }),
       ]);
       if (quote.status === 'rejected') throw quote.reason;
