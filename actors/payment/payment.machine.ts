@@ -113,7 +113,10 @@ export const PAYMENT_MACHINE_VERSION = 3;
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
 
-/** Failure stages of the signing effect's error codes; anything else failed the signing itself. */
+/**
+ * Failure stages of the signing effect's error codes; anything else failed the signing itself (`mpc_sign`), as does
+ * SIGNING_INTERRUPTED from the wallet signer when the enclave refused a second message under the effect's key.
+ */
 const SIGN_STAGE: Readonly<Record<string, PaymentFailureStage>> = {
   SIGNER_MISMATCH: 'signer_verify',
   SIGNATURE_APPLY_FAILED: 'signature_apply',
