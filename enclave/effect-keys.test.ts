@@ -329,6 +329,27 @@ describe('effect records in the key store', () => {
     }
   });
 
+  test('records queued together are one group commit on the writer thread, answered once it is on disk', async () => {
+    const path = join(freshDir(), 'keys.db');
+    createKeyStore({ path }).close();
+    const writer = createKeyWriter({ path });
+    try {
+      const digest = new Uint8Array(32).fill(7);
+      const outcomes = await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          writer.recordEffect({ effectKey: `batch:${i}:0`, walletId: 'w', messageSha256: digest }),
+        ),
+      );
+      assert.ok(outcomes.every((o) => o === 'recorded'));
+      // Visible from another connection when the promises resolved, and all written by one transaction (one time).
+      const rows = readEffectRows(path);
+      assert.equal(rows.length, 300);
+      assert.equal(new Set(rows.map((r) => r.created_at)).size, 1, 'one transaction, one fsync');
+    } finally {
+      await writer.close();
+    }
+  });
+
   test('records older than the retention are deleted at start and on the timer, page by page; newer ones kept', async () => {
     const path = join(freshDir(), 'keys.db');
     createKeyStore({ path }).close();
