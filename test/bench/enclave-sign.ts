@@ -9,7 +9,8 @@
  * DKLS signs random 32-byte digests; ED25519 signs random messages of `--bytes` bytes (a small Solana transfer
  * message is ~200 bytes). Every 100th signature is checked with noble. `--effect-keys` gives every signature an
  * effect key of its own, as payments do (protocol.ts, `sign`): each is recorded in a group commit before it is
- * signed; without it, signatures go as the REST signing routes send them.
+ * signed; without it, signatures go as the REST signing routes send them. With it, the bench also prints how many
+ * records each group commit held (records per distinct `created_at`, which one commit shares: a lower bound).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import Database from 'better-sqlite3';
 import { createEnclaveClient } from '../../enclave/client.ts';
 import type { Scheme } from '../../enclave/protocol.ts';
 import { spawnEnclave } from '../helpers/enclave-process.ts';
@@ -127,6 +129,17 @@ try {
     console.log(
       `enclave process CPU: ${perSignature(enclaveMs)} µs/signature (${(enclaveMs / 10 / elapsed) | 0}% of one ` +
         `core), of which main thread ${perSignature(mainMs)} µs/signature`,
+    );
+  }
+  if (effectKeys) {
+    const db = new Database(join(dataDir, 'enclave', 'keys.db'), { readonly: true });
+    const { records, commits } = db
+      .prepare('SELECT count(*) AS records, count(DISTINCT created_at) AS commits FROM effect_signatures')
+      .get() as { records: number; commits: number };
+    db.close();
+    console.log(
+      `effect records: ${records} in ${commits} group commits (${(records / commits).toFixed(1)} per commit, ` +
+        'warm-up included)',
     );
   }
 } finally {
