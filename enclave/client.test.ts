@@ -100,6 +100,7 @@ describe('enclave client', () => {
       ['INVALID_PAYLOAD', 400],
       ['WRONG_WALLET', 400],
       ['ALREADY_MIGRATED', 409],
+      ['ALREADY_SIGNED', 409],
       ['HELLO_REQUIRED', 500],
       ['INTERNAL', 500],
     ] as const;

@@ -55,6 +55,7 @@ const HTTP_STATUS_BY_CODE: Readonly<Record<EnclaveErrorCode, number>> = {
   HELLO_REQUIRED: 500,
   NEXT_KEY_MISSING: 409,
   NEXT_KEY_MISMATCH: 409,
+  ALREADY_SIGNED: 409,
   INTERNAL: 500,
 };
 
@@ -422,7 +423,9 @@ export function createEnclaveClient({
     },
     /**
      * Signs `message` (base64) with a wallet's key: a 32-byte digest for DKLS, the message itself for ED25519.
-     * Fails with code NO_KEY, SHARE_MISSING or BAD_REQUEST.
+     * With `effectKey` (the effect's durable idempotency key) the enclave signs at most one wallet and message per
+     * key: the same again answers `replayed: true`, another fails with ALREADY_SIGNED (protocol.ts).
+     * Fails with code NO_KEY, SHARE_MISSING, BAD_REQUEST or ALREADY_SIGNED.
      */
     sign(params: EnclaveOps['sign']['params']): Promise<EnclaveOps['sign']['result']> {
       return call('sign', params);

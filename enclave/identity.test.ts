@@ -189,6 +189,7 @@ describe('identity key', () => {
       writer: {
         insertKey: () => Promise.reject(new Error('unused')),
         insertUserShare: () => Promise.reject(new Error('unused')),
+        recordEffect: () => Promise.reject(new Error('unused')),
       },
       crypto: pool,
       eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },

@@ -330,6 +330,7 @@ describe('key store', () => {
         { walletId: 'managed', share },
         { walletId: 'nobody', share },
       ],
+      effects: [],
     });
     assert.deepEqual(outcomes.userShares, ['created', 'exists', 'exists', 'no-key']);
     assert.equal(outcomes.keys[0]!.created, true, 'the rest of the batch commits');

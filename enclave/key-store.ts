@@ -8,6 +8,10 @@
  * Every sealed row records which master key wrapped it (`key_id`) and the cipher of each layer (`wrap_cipher`,
  * `data_cipher`; see envelope.ts). Master-key rotation (key-rotation.ts) reads rows not yet under the new key page
  * by page (`rewrapPage`) and replaces their wrap layer only (`applyRewrap`), one committed page at a time.
+ *
+ * `effect_signatures` (schema 3) holds what a keyed `sign` signed: effect key, wallet id, SHA-256 of the message
+ * (never the message, never a signature), written in the same group commits before the signature leaves
+ * (protocol.ts, `sign`), pruned after 30 days (effect-records.ts).
  */
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -25,7 +29,7 @@ import {
 } from './envelope.ts';
 import type { Scheme } from './protocol.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * The seal context of each `sealed_keys` row, by name: rotation re-wraps a row only if it knows its context, and
@@ -66,14 +70,34 @@ export interface NewUserShare {
 /** `exists`: the wallet already held a user share (nothing written). `no-key`: the wallet has no key. */
 export type UserShareOutcome = 'created' | 'exists' | 'no-key';
 
+/** A keyed signature about to be made: the effect that asks, the wallet, the SHA-256 of the message (32 bytes). */
+export interface EffectRecord {
+  effectKey: string;
+  walletId: string;
+  messageSha256: Uint8Array;
+}
+
+/**
+ * `recorded`: the key is new, now recorded. `replayed`: the key was recorded with this wallet and message (sign the
+ * same bytes again). `conflict`: the key was recorded with another wallet or message (nothing written).
+ */
+export type EffectOutcome = 'recorded' | 'replayed' | 'conflict';
+
+/** A stored effect record (for tests and the operator: signing needs only the outcome). */
+export interface StoredEffectRecord extends EffectRecord {
+  createdAt: string;
+}
+
 /** What one group commit writes, and its outcomes (one per item, in order). */
 export interface WriteBatch {
   keys: readonly NewKey[];
   userShares: readonly NewUserShare[];
+  effects: readonly EffectRecord[];
 }
 export interface WriteOutcomes {
   keys: InsertOutcome[];
   userShares: UserShareOutcome[];
+  effects: EffectOutcome[];
 }
 
 /** One row whose wrap layer a rotation moves: a share (by wallet id and kind) or a sealed key (by name). */
@@ -161,6 +185,21 @@ CREATE TABLE meta (
 ) WITHOUT ROWID;
 `;
 
+/**
+ * Schema 3: one row per effect key a `sign` was given (protocol.ts). No foreign key to `keys`: the request handler
+ * has found the key before, keys are never deleted, and a failed check would fail the whole group commit. The index
+ * serves the pruning of old rows (effect-records.ts).
+ */
+const SCHEMA_V3 = `
+CREATE TABLE effect_signatures (
+  effect_key     TEXT PRIMARY KEY,
+  wallet_id      TEXT NOT NULL,
+  message_sha256 BLOB NOT NULL CHECK (length(message_sha256) = 32),
+  created_at     TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX effect_signatures_by_created_at ON effect_signatures (created_at);
+`;
+
 const ECIES_NAME = 'ecies-p256';
 /** The enclave's identity key: a row of `sealed_keys` like the ECIES key (a store without it gains it at start). */
 const IDENTITY_NAME = 'identity-ed25519';
@@ -218,6 +257,13 @@ interface StoredKeyRow {
   u_data_cipher: Cipher | null;
   u_iv: Buffer | null;
   u_ciphertext: Buffer | null;
+}
+
+interface EffectRow {
+  effect_key: string;
+  wallet_id: string;
+  message_sha256: Buffer;
+  created_at: string;
 }
 
 interface SealedKeyRow extends SealedColumns {
@@ -339,6 +385,17 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
   const countSealedKeysByKeyId = db.prepare<[], { key_id: string; rows: number }>(
     'SELECT key_id, count(*) AS rows FROM sealed_keys GROUP BY key_id',
   );
+  const insertEffectRow = db.prepare<[string, string, Uint8Array, string]>(
+    'INSERT INTO effect_signatures (effect_key, wallet_id, message_sha256, created_at) VALUES (?, ?, ?, ?) ' +
+      'ON CONFLICT (effect_key) DO NOTHING',
+  );
+  const selectEffectRow = db.prepare<[string], EffectRow>(
+    'SELECT effect_key, wallet_id, message_sha256, created_at FROM effect_signatures WHERE effect_key = ?',
+  );
+  const deleteOldEffectRows = db.prepare<[string, number]>(
+    'DELETE FROM effect_signatures WHERE effect_key IN ' +
+      '(SELECT effect_key FROM effect_signatures WHERE created_at < ? ORDER BY created_at LIMIT ?)',
+  );
 
   const writeBatch = db.transaction((batch: WriteBatch): WriteOutcomes => {
     const now = new Date().toISOString();
@@ -359,7 +416,15 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
       const { changes } = insertUserShareRow.run(walletId, ...sealedValues(share), now);
       return changes === 1 ? 'created' : 'exists';
     });
-    return { keys, userShares };
+    const effects = batch.effects.map(({ effectKey, walletId, messageSha256 }): EffectOutcome => {
+      if (insertEffectRow.run(effectKey, walletId, messageSha256, now).changes === 1) return 'recorded';
+      // Recorded earlier, or earlier in this very batch: the first record decides.
+      const row = selectEffectRow.get(effectKey)!;
+      return row.wallet_id === walletId && Buffer.from(messageSha256).equals(row.message_sha256)
+        ? 'replayed'
+        : 'conflict';
+    });
+    return { keys, userShares, effects };
   });
   const applyRewrapBatch = db.transaction((updates: readonly RewrapUpdate[]): number => {
     let changed = 0;
@@ -394,12 +459,13 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
      * its outcome is the existing key with `created: false`.
      */
     insertKeys(keys: readonly NewKey[]): InsertOutcome[] {
-      return writeBatch.immediate({ keys, userShares: [] }).keys;
+      return writeBatch.immediate({ keys, userShares: [], effects: [] }).keys;
     },
 
     /**
      * One group commit (`BEGIN IMMEDIATE … COMMIT`, fsynced when this returns): new keys as `insertKeys` does,
-     * then migrated user shares (`ON CONFLICT DO NOTHING`: a wallet that already holds one keeps it).
+     * then migrated user shares (`ON CONFLICT DO NOTHING`: a wallet that already holds one keeps it), then effect
+     * records (a key already recorded is compared, never overwritten: see EffectOutcome).
      */
     write(batch: WriteBatch): WriteOutcomes {
       return writeBatch.immediate(batch);
@@ -530,6 +596,26 @@ export function createKeyStore(options: { path: string; busyTimeoutMs?: number }
       return applyRewrapBatch.immediate(updates);
     },
 
+    /** The effect record of `effectKey`, if any. */
+    getEffectRecord(effectKey: string): StoredEffectRecord | undefined {
+      const row = selectEffectRow.get(effectKey);
+      if (!row) return undefined;
+      return {
+        effectKey: row.effect_key,
+        walletId: row.wallet_id,
+        messageSha256: row.message_sha256,
+        createdAt: row.created_at,
+      };
+    },
+
+    /**
+     * Deletes up to `limit` effect records created before `before` (an ISO time), oldest first, in one transaction
+     * (fsynced when this returns). Returns the number deleted: fewer than `limit` means none older is left.
+     */
+    pruneEffectRecords(before: string, limit: number): number {
+      return deleteOldEffectRows.run(before, limit).changes;
+    },
+
     /** Closes the database. */
     close(): void {
       if (closed) return;
@@ -554,6 +640,7 @@ function migrate(db: Database.Database): void {
     const current = db.pragma('user_version', { simple: true }) as number;
     if (current < 1) db.exec(SCHEMA_V1);
     if (current < 2) db.exec(SCHEMA_V2);
+    if (current < 3) db.exec(SCHEMA_V3);
     if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

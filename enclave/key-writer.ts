@@ -1,15 +1,24 @@
 /**
- * Group commit of new keys and migrated user shares, from the enclave's main thread to the key writer thread
- * (key-writer.worker.ts).
+ * Group commit of new keys, migrated user shares and the effect records of keyed signatures, from the enclave's
+ * main thread to the key writer thread (key-writer.worker.ts).
  *
  * Inserts requested while no commit is under way are collected for one event-loop turn (setImmediate) and sent
  * as one batch; inserts requested while a commit is under way wait and all go in the next one. Each caller's
  * promise settles only after its batch committed (WAL + `synchronous = FULL`: fsynced), so a public key never
- * leaves the enclave before the shares it came from are on disk. One batch is in flight at a time, so batches
- * commit in request order.
+ * leaves the enclave before the shares it came from are on disk, and a keyed signature is made only once its
+ * record is. One batch is in flight at a time, so batches commit in request order: of two requests with one effect
+ * key, the one queued first is recorded, whichever batches they fall in.
  */
 import { Piscina } from 'piscina';
-import type { InsertOutcome, NewKey, NewUserShare, RewrapUpdate, UserShareOutcome } from './key-store.ts';
+import type {
+  EffectOutcome,
+  EffectRecord,
+  InsertOutcome,
+  NewKey,
+  NewUserShare,
+  RewrapUpdate,
+  UserShareOutcome,
+} from './key-store.ts';
 import type { KeyWriterResults, KeyWriterTask, KeyWriterWorkerData } from './key-writer.worker.ts';
 
 /** `.ts` when run from source (tsx), `.js` when run from the `npm run build` bundle in dist/. */
@@ -38,6 +47,7 @@ export function createKeyWriter(options: { path: string }) {
   });
   let keys: Queued<NewKey, InsertOutcome>[] = [];
   let userShares: Queued<NewUserShare, UserShareOutcome>[] = [];
+  let effects: Queued<EffectRecord, EffectOutcome>[] = [];
   let committing: Promise<void> | undefined;
   let scheduled: NodeJS.Immediate | undefined;
   let closing: Promise<void> | undefined;
@@ -61,21 +71,24 @@ export function createKeyWriter(options: { path: string }) {
 
   function commitQueued(): void {
     scheduled = undefined;
-    if (committing || keys.length + userShares.length === 0) return;
-    const batch = { keys, userShares };
+    if (committing || keys.length + userShares.length + effects.length === 0) return;
+    const batch = { keys, userShares, effects };
     keys = [];
     userShares = [];
+    effects = [];
     committing = run({
       type: 'write',
       keys: batch.keys.map((queued) => queued.item),
       userShares: batch.userShares.map((queued) => queued.item),
+      effects: batch.effects.map((queued) => queued.item),
     }).then(
       (outcomes) => {
         settle(batch.keys, outcomes.keys);
         settle(batch.userShares, outcomes.userShares);
+        settle(batch.effects, outcomes.effects);
       },
       (error: unknown) => {
-        for (const queued of [...batch.keys, ...batch.userShares]) queued.reject(error);
+        for (const queued of [...batch.keys, ...batch.userShares, ...batch.effects]) queued.reject(error);
       },
     );
     committing.then(() => {
@@ -103,6 +116,21 @@ export function createKeyWriter(options: { path: string }) {
      */
     insertUserShare(share: NewUserShare): Promise<UserShareOutcome> {
       return enqueue(userShares, share);
+    },
+    /**
+     * Queues the effect record of a keyed signature for the next group commit; resolves once committed with
+     * `recorded`, or, for a key recorded before, `replayed` (same wallet and message) or `conflict` (nothing
+     * written), see key-store `write`.
+     */
+    recordEffect(record: EffectRecord): Promise<EffectOutcome> {
+      return enqueue(effects, record);
+    },
+    /**
+     * Deletes up to `limit` effect records older than `before` (ISO time) in one transaction between two group
+     * commits; resolves with the number deleted (see key-store `pruneEffectRecords`).
+     */
+    pruneEffectRecords(before: string, limit: number): Promise<number> {
+      return runOther({ type: 'pruneEffectRecords', before, limit });
     },
     /**
      * Master-key rotation: replaces the wrap layer of a page of rows in one transaction (see key-store

@@ -14,6 +14,12 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 /** Largest message `sign` accepts, in bytes after base64 decoding (ED25519; a DKLS digest is exactly 32). */
 export const MAX_SIGN_MESSAGE_BYTES = 65536;
 
+/**
+ * Longest `effectKey` `sign` accepts, in characters (printable ASCII only: 0x20..0x7e). The actor host's keys are
+ * `<actorId>:<step>:<n>` (a payment's: a UUID and two counters, about 45 characters).
+ */
+export const MAX_EFFECT_KEY_LENGTH = 200;
+
 /** Largest `encryptedPayload` `migrateShare` accepts, in UTF-8 bytes (the spec's 64KB migration payload). */
 export const MAX_MIGRATION_PAYLOAD_BYTES = 65536;
 
@@ -77,11 +83,20 @@ export interface EnclaveOps {
    * - ED25519: `message` decodes to 1..MAX_SIGN_MESSAGE_BYTES bytes, signed with pure Ed25519 (RFC 8032).
    *   `signature` is R‖S (64 bytes); no `recovery`.
    * `signature` is hex without 0x. Every signature is verified against the stored public key before it leaves.
-   * Errors: NO_KEY, SHARE_MISSING, BAD_REQUEST (also when `scheme` is not the stored key's scheme).
+   *
+   * `effectKey` (optional; 1..MAX_EFFECT_KEY_LENGTH printable ASCII characters, else BAD_REQUEST): the durable
+   * idempotency key of the effect that asks (the actor host's `<actorId>:<step>:<n>`, suffixed `#<index>` for an
+   * effect's second and later signatures). The enclave signs at most one (wallet, message) per key: before it signs,
+   * it records (effectKey, walletId, SHA-256 of the decoded message, time) in its store, fsynced (group commit).
+   * The same key again with the same wallet and message answers the same signature again (RFC 6979 and Ed25519
+   * are deterministic: the same bytes, nothing new to spend) with `replayed: true`; with another wallet or message
+   * it answers ALREADY_SIGNED and signs nothing. Records are kept 30 days (see enclave/effect-records.ts). Without
+   * `effectKey` nothing is recorded (the REST signing routes) and `replayed` is absent.
+   * Errors: NO_KEY, SHARE_MISSING, BAD_REQUEST (also when `scheme` is not the stored key's scheme), ALREADY_SIGNED.
    */
   sign: {
-    params: { walletId: string; scheme: Scheme; message: string };
-    result: { signature: string; recovery?: 0 | 1 };
+    params: { walletId: string; scheme: Scheme; message: string; effectKey?: string };
+    result: { signature: string; recovery?: 0 | 1; replayed?: true };
   };
   /**
    * Bring a pre-generated wallet's user share into the enclave (spec, "Share migration"). `encryptedPayload` is
@@ -161,6 +176,8 @@ export type EnclaveReply =
  * - HELLO_REQUIRED: the first frame on a connection was not `hello` (answered, then the connection closes).
  * - NEXT_KEY_MISSING: rotateMasterKey, but the master key is given from outside and no next key was given.
  * - NEXT_KEY_MISMATCH: rotateMasterKey's `confirmKeyId` is not the id of the prepared (or rotating-to) key.
+ * - ALREADY_SIGNED: sign with an `effectKey` the enclave already signed for with another wallet or another message
+ *   (the host never runs a signing effect twice: a bug, or a replayed frame). Nothing was signed.
  * - INTERNAL: anything else; the message is generic and the cause stays in the enclave's log.
  */
 export type EnclaveErrorCode =
@@ -178,4 +195,5 @@ export type EnclaveErrorCode =
   | 'HELLO_REQUIRED'
   | 'NEXT_KEY_MISSING'
   | 'NEXT_KEY_MISMATCH'
+  | 'ALREADY_SIGNED'
   | 'INTERNAL';

@@ -4,7 +4,7 @@
  * log (never a secret: this thread holds sealed rows, public keys and the one-time user share string of a
  * pregen key, and no error message is built from the latter).
  */
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { decodeBase64Strict } from './base64.ts';
 import type { CryptoPool } from './crypto-pool.ts';
 import type { EciesPublicKey } from './ecies-key.ts';
@@ -13,18 +13,20 @@ import { CHALLENGE_BYTES, helloMessage, NONCE_BYTES } from './identity.ts';
 import type { IdentityKey } from './identity-key.ts';
 import { createKeyCache } from './key-cache.ts';
 import type { KeyRotation } from './key-rotation.ts';
-import type { InsertOutcome, KeyRecord, KeyStore } from './key-store.ts';
+import type { EffectOutcome, InsertOutcome, KeyRecord, KeyStore } from './key-store.ts';
 import type { KeyWriter } from './key-writer.ts';
 import {
   type Custody,
   type EnclaveOps,
   type EnclaveReply,
   type EnclaveRequest,
+  MAX_EFFECT_KEY_LENGTH,
   MAX_MIGRATION_PAYLOAD_BYTES,
   MAX_SIGN_MESSAGE_BYTES,
   SCHEMES,
   type Scheme,
 } from './protocol.ts';
+import type { SignItem } from './sign.ts';
 
 export const MAX_WALLET_ID_LENGTH = 128;
 const SCHEME_NAMES: ReadonlySet<string> = new Set<Scheme>(SCHEMES);
@@ -32,6 +34,8 @@ const CUSTODIES: ReadonlySet<string> = new Set<Custody>(['managed', 'pregen']);
 /** Longest base64 text of MAX_SIGN_MESSAGE_BYTES bytes (padded): longer text is refused before decoding. */
 const MAX_SIGN_MESSAGE_BASE64 = 4 * Math.ceil(MAX_SIGN_MESSAGE_BYTES / 3);
 const DIGEST_BYTES = 32;
+/** 1..MAX_EFFECT_KEY_LENGTH printable ASCII characters (protocol.ts). */
+const EFFECT_KEY = new RegExp(`^[\\x20-\\x7e]{1,${MAX_EFFECT_KEY_LENGTH}}$`);
 
 type GenerateResult = EnclaveOps['generateKey']['result'];
 type SignResult = EnclaveOps['sign']['result'];
@@ -85,6 +89,15 @@ function parseSignMessage(scheme: Scheme, message: unknown): Uint8Array {
   return bytes;
 }
 
+/** The optional effect key of `sign`: undefined when absent, else 1..MAX_EFFECT_KEY_LENGTH printable ASCII. */
+function parseEffectKey(effectKey: unknown): string | undefined {
+  if (effectKey === undefined) return undefined;
+  if (typeof effectKey !== 'string' || !EFFECT_KEY.test(effectKey)) {
+    throw badRequest(`effectKey must be 1 to ${MAX_EFFECT_KEY_LENGTH} printable ASCII characters`);
+  }
+  return effectKey;
+}
+
 function answerExisting(record: KeyRecord, scheme: Scheme): GenerateResult {
   if (record.scheme !== scheme) {
     throw new EnclaveRequestError(
@@ -116,7 +129,7 @@ function alreadyMigrated(walletId: string): EnclaveRequestError {
  */
 export function createRequestHandler(deps: {
   store: Pick<KeyStore, 'getKey' | 'getStoredKey' | 'getEciesKey'>;
-  writer: Pick<KeyWriter, 'insertKey' | 'insertUserShare'>;
+  writer: Pick<KeyWriter, 'insertKey' | 'insertUserShare' | 'recordEffect'>;
   crypto: Pick<CryptoPool, 'generate' | 'sign' | 'migrate' | 'signIdentity'>;
   eciesPublicKey: EciesPublicKey;
   identity: Pick<IdentityKey, 'publicKey' | 'sealed'>;
@@ -170,6 +183,7 @@ export function createRequestHandler(deps: {
     const walletId = parseWalletId(params);
     const scheme = parseScheme(params);
     const message = parseSignMessage(scheme, params.message);
+    const effectKey = parseEffectKey(params.effectKey);
     const key = requireKey(keys.get(walletId), walletId, scheme);
     if (!key.hasUserShare) {
       throw new EnclaveRequestError(
@@ -177,7 +191,31 @@ export function createRequestHandler(deps: {
         `the user share of wallet ${walletId} is not in the enclave (a pre-generated wallet whose share was not migrated)`,
       );
     }
-    return crypto.sign({ walletId, scheme, publicKey: key.publicKey, shares: key.shares, message });
+    const item = { walletId, scheme, publicKey: key.publicKey, shares: key.shares, message };
+    // Without a key (the REST signing routes) nothing is recorded: the path and its cost are unchanged.
+    if (effectKey === undefined) return crypto.sign(item);
+    return signForEffect(effectKey, item);
+  }
+
+  /**
+   * A keyed signature: recorded first (group commit, fsynced), signed only if the key is new or was recorded with
+   * this very wallet and message; so a conflicting request is never signed, and no signature leaves before its
+   * record is on disk. Recording and signing one after the other costs a request the commit's latency; the
+   * writer's batching keeps it at one fsync per batch, not per signature (test/bench/enclave-sign.ts --effect-keys).
+   */
+  async function signForEffect(effectKey: string, item: SignItem): Promise<SignResult> {
+    // An exact-size copy: a small digest Buffer is a view on an 8 KB slab, which posting to the writer would copy.
+    const messageSha256 = new Uint8Array(hash('sha256', item.message, 'buffer'));
+    const outcome: EffectOutcome = await writer.recordEffect({ effectKey, walletId: item.walletId, messageSha256 });
+    if (outcome === 'conflict') {
+      throw new EnclaveRequestError(
+        'ALREADY_SIGNED',
+        `effect key ${JSON.stringify(effectKey)} was already used to sign with another wallet or another message; ` +
+          'nothing was signed',
+      );
+    }
+    const signed = await crypto.sign(item);
+    return outcome === 'replayed' ? { ...signed, replayed: true } : signed;
   }
 
   function parseMigrateParams(params: Params): EnclaveOps['migrateShare']['params'] {

@@ -218,6 +218,7 @@ describe('request handler', () => {
       writer: {
         insertKey: () => Promise.reject(new Error('disk on fire')),
         insertUserShare: () => Promise.reject(new Error('unused')),
+        recordEffect: () => Promise.reject(new Error('unused')),
       },
       crypto: {
         generate: () => Promise.resolve({ publicKey: 'ab', shares: [] }),

@@ -14,6 +14,7 @@ import {
 } from './connection.ts';
 import { createCryptoPool } from './crypto-pool.ts';
 import { ensureEciesKey } from './ecies-key.ts';
+import { type EffectRecordPruning, startEffectRecordPruning } from './effect-records.ts';
 import { createKeyRing } from './envelope.ts';
 import { ensureIdentityKey } from './identity-key.ts';
 import { checkHeldKeys, createKeyRotation, type KeyRotation } from './key-rotation.ts';
@@ -145,6 +146,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
   let pool: ReturnType<typeof createCryptoPool> | undefined;
   let writer: KeyWriter | undefined;
   let rotation: KeyRotation | undefined;
+  let pruning: EffectRecordPruning | undefined;
   try {
     // Every key wrapping a row must be held before anything is opened: a clear error naming the key ids.
     const sealWith = checkHeldKeys(store, keys, enclaveDir);
@@ -161,6 +163,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     rotation = createKeyRotation({ store, writer, crypto: pool, keys, enclaveDir, log });
     const handler = createRequestHandler({ store, writer, crypto: pool, eciesPublicKey, identity, log, rotation });
     await rotation.open();
+    pruning = startEffectRecordPruning({ writer, log });
     const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
 
     if (existsSync(socketPath)) {
@@ -205,6 +208,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     const runningPool = pool;
     const runningWriter = writer;
     const runningRotation = rotation;
+    const runningPruning = pruning;
     let closing: Promise<void> | undefined;
     return {
       socketPath,
@@ -231,6 +235,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
           await serverClosed;
           // A rotation stops after its page under way; the next start resumes it.
           await runningRotation.close();
+          await runningPruning.close();
           await runningPool.destroy();
           await runningWriter.close();
           store.close();
@@ -241,6 +246,7 @@ export async function startEnclave(options: StartEnclaveOptions): Promise<Runnin
     };
   } catch (error) {
     await rotation?.close().catch(() => undefined);
+    await pruning?.close().catch(() => undefined);
     await pool?.destroy().catch(() => undefined);
     await writer?.close().catch(() => undefined);
     store.close();

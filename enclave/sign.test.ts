@@ -178,6 +178,7 @@ describe('sign verb: a signature that fails its check is never answered', () => 
         writer: {
           insertKey: () => Promise.reject(new Error('unused')),
           insertUserShare: () => Promise.reject(new Error('unused')),
+          recordEffect: () => Promise.reject(new Error('unused')),
         },
         crypto: pool,
         eciesPublicKey: { publicKeyPem: '', keyFingerprint: '', generatedAt: '' },

@@ -3,10 +3,19 @@
  * Every outcome is checked against the chain's own data (receipts, balances, viem's signer recovery).
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { encodeFunctionData, keccak256, parseTransaction, recoverTransactionAddress } from 'viem';
+import Database from 'better-sqlite3';
+import {
+  encodeFunctionData,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  serializeTransaction,
+  type TransactionSerializable,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { type ContractArtifact, deployContract, mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
@@ -144,6 +153,46 @@ test('a native transfer is signed by the wallet, accepted by anvil and confirmed
   );
   const afterBalance = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [RECIPIENT, 'latest']));
   assert.equal(afterBalance - before, 1000n);
+});
+
+/** The enclave's effect records of a wallet (key store schema 3), read on a read-only connection of the test's own. */
+function effectRecordsOf(walletId: string): Array<{ effect_key: string; message_sha256: Buffer }> {
+  const db = new Database(path.join(svc.dataDir, 'enclave', 'keys.db'), { readonly: true });
+  try {
+    return db
+      .prepare('SELECT effect_key, message_sha256 FROM effect_signatures WHERE wallet_id = ? ORDER BY effect_key')
+      .all(walletId) as Array<{ effect_key: string; message_sha256: Buffer }>;
+  } finally {
+    db.close();
+  }
+}
+
+test("the payment's digest is signed under its sign effect's key, recorded by the enclave; a sign-only transfer has none", async () => {
+  const w = await newWallet();
+  const r = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '7',
+    chainId: '31337',
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // What the enclave signed: the EIP-1559 signing hash of the transaction as broadcast, without its signature.
+  const { r: _r, s: _s, v: _v, yParity: _yParity, ...unsigned } = parseTransaction(r.body.signedTransaction);
+  const digest = keccak256(serializeTransaction(unsigned as TransactionSerializable));
+  const sha256 = createHash('sha256')
+    .update(Buffer.from(digest.slice(2), 'hex'))
+    .digest();
+  // The actor host's key of the sign effect: the payment's id, the spawn's step (1), its first effect (0).
+  assert.deepEqual(effectRecordsOf(w.id), [{ effect_key: `${r.body.transactionId}:1:0`, message_sha256: sha256 }]);
+  await settle(w.id, r.body.transactionId);
+
+  const signOnly = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/transfer`, {
+    to: RECIPIENT,
+    value: '7',
+    chainId: '31337',
+    broadcast: false,
+  });
+  assert.equal(signOnly.status, 200, JSON.stringify(signOnly.body));
+  assert.equal(effectRecordsOf(w.id).length, 1, 'no actor, no effect key: nothing recorded');
 });
 
 test('an ERC-20 transfer moves the tokens; the record carries the token address', async () => {

@@ -192,8 +192,14 @@ export function createPaymentDefinition(deps: {
   outbox: Pick<OutboxRepo, 'append'>;
   /** Writes an admission's `Idempotency-Key` in the transaction of its record (false: another holds it). */
   idempotency: Pick<IdempotencyRepo, 'bind'>;
-  /** The sign effect: the wallet's key signs the payload (sign-payment.ts). */
-  sign(input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment>;
+  /**
+   * The sign effect: the wallet's key signs the payload (sign-payment.ts). `effectKey` is the effect's durable key
+   * (`EffectContext.key`), which the enclave signs at most one message under.
+   */
+  sign(
+    input: { projectId: string; walletId: string; payload: PaymentPayload },
+    effect: { effectKey: string },
+  ): Promise<SignedPayment>;
   chain(key: string): PaymentChain | undefined;
   /** How long after broadcast a payment is actively monitored (the spec's 30 minutes). */
   monitorWindowMs: number;
@@ -383,7 +389,10 @@ export function createPaymentDefinition(deps: {
       awaitingVerdict: actor.status === 'active' && AWAITING_VERDICT.has(topState(actor.value)),
     }),
     effects: {
-      sign: { run: (input) => deps.sign(input as Parameters<typeof deps.sign>[0]), delivery: 'at-most-once' },
+      sign: {
+        run: (input, ctx) => deps.sign(input as Parameters<typeof deps.sign>[0], { effectKey: ctx.key }),
+        delivery: 'at-most-once',
+      },
       broadcast: { run: (input) => broadcast(input as BroadcastInput), delivery: 'at-least-once' },
       // A read of the market and the balance: run again after a crash, it prices the same replacement afresh.
       prepareReplacement: {

@@ -192,7 +192,10 @@ export const PAYMENT_MACHINE_VERSION = 4;
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
 
-/** Failure stages of the signing effect's error codes; anything else failed the signing itself. */
+/**
+ * Failure stages of the signing effect's error codes; anything else failed the signing itself (`mpc_sign`), as does
+ * SIGNING_INTERRUPTED from the wallet signer when the enclave refused a second message under the effect's key.
+ */
 const SIGN_STAGE: Readonly<Record<string, PaymentFailureStage>> = {
   SIGNER_MISMATCH: 'signer_verify',
   SIGNATURE_APPLY_FAILED: 'signature_apply',
@@ -226,7 +229,12 @@ function droppedFailure(event: PaymentEvent, stage: 'monitor' | 'broadcast'): Pa
 }
 
 /** Error codes after which a signature may exist (the signer may have made it): the attempt stays `signing`. */
-const UNCERTAIN_SIGNING: ReadonlySet<string> = new Set(['EFFECT_INTERRUPTED', 'ENCLAVE_TIMEOUT', 'ALREADY_SIGNED']);
+const UNCERTAIN_SIGNING: ReadonlySet<string> = new Set([
+  'EFFECT_INTERRUPTED',
+  'SIGNING_INTERRUPTED',
+  'ENCLAVE_TIMEOUT',
+  'ALREADY_SIGNED',
+]);
 
 /** The attempts with attempt `ordinal` changed by `patch`. */
 function withAttempt(context: PaymentContext, ordinal: number, patch: Partial<PaymentAttempt>): PaymentAttempt[] {

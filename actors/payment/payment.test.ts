@@ -9,10 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { createChainRegistry } from '../../api/chain-registry.ts';
 import type { Principal } from '../../api/plugins/auth.ts';
 import { createHoldsAdmin } from '../../api/services/holds-admin.ts';
 import { createPaymentService } from '../../api/services/payments.ts';
+import { deriveEvmAddress } from '../../chains/evm/derive-address.ts';
 import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import {
   ChainRpcError,
@@ -22,10 +24,14 @@ import {
   type TransferIntent,
 } from '../../chains/payment-chain.ts';
 import type { SolanaPaymentPayload } from '../../chains/solana/solana-payments.ts';
+import { type EnclaveClient, EnclaveClientError } from '../../enclave/client.ts';
+import type { EnclaveOps } from '../../enclave/protocol.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { createActorHost } from '../host/host.ts';
+import { createWalletSigner } from '../signing/wallet-signer.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
+import { createPaymentSigning } from './sign-payment.ts';
 
 /** The payloads of this project's payment families, as the sign effect receives them. */
 type Payload = EvmPaymentPayload | SolanaPaymentPayload;
@@ -96,11 +102,17 @@ function setup(
     sign?: (p: PaymentPayload) => Promise<SignedPayment>;
     file?: string;
     stopDrainMs?: number;
+    /**
+     * Sign as production does (api/server.ts): the payment signing over the wallet signer over this enclave, for
+     * wallet w1 seeded with `walletKey` (public key hex, uncompressed secp256k1).
+     */
+    enclave?: Pick<EnclaveClient, 'sign'>;
+    walletKey?: string;
   } = {},
 ) {
   const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
   const store = createStore(file);
-  if (!opts.file) seed(store);
+  if (!opts.file) seed(store, opts.walletKey);
   const { chain, state } = scriptedChain();
   const chains = createChainRegistry(
     { evm: [{ chainId: 31337, rpcUrl: 'http://127.0.0.1:1', environment: 'any' }] },
@@ -119,7 +131,9 @@ function setup(
     transactions: store.transactions,
     outbox: store.outbox,
     idempotency: store.idempotency,
-    sign: (i) => sign(i.payload),
+    sign: opts.enclave
+      ? createPaymentSigning(createWalletSigner({ wallets: store.wallets, enclave: opts.enclave }))
+      : (i) => sign(i.payload),
     chain: (k) => chains.get(k),
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
   });
@@ -158,7 +172,7 @@ function setup(
   return { store, host, paymentActors, payments, poller, state, signed, wallet, file, clock };
 }
 
-function seed(store: Store) {
+function seed(store: Store, publicKey?: string) {
   const at = new Date().toISOString();
   store.projects.insert({ id: 'proj', name: 'p', plan: 'enterprise', createdAt: at });
   store.wallets.insert({
@@ -173,7 +187,11 @@ function seed(store: Store) {
     updatedAt: at,
     seq: store.wallets.nextSeq(),
   });
-  store.wallets.markReady('w1', { address: ADDRESS, publicKey: '04', updatedAt: at });
+  store.wallets.markReady('w1', {
+    address: publicKey ? deriveEvmAddress(publicKey) : ADDRESS,
+    publicKey: publicKey ?? '04',
+    updatedAt: at,
+  });
 }
 
 const transfer = { to: '0x000000000000000000000000000000000000dEaD', value: '5', chainId: '31337' };
@@ -461,6 +479,108 @@ test('a signing interrupted by a stop is never signed again: the payment fails a
   assert.equal(again.signed.length, 0, 'the new start did not sign');
   assert.equal(again.state.broadcasts.length, 0, 'nothing was broadcast');
   await again.host.stop();
+});
+
+/** An enclave double that signs as the enclave does (a digest as is, low s, recovery id) and records each request. */
+function recordingEnclave() {
+  const secret = secp256k1.utils.randomSecretKey();
+  const calls: Array<EnclaveOps['sign']['params']> = [];
+  let refuse = false;
+  const enclave = {
+    async sign(params: EnclaveOps['sign']['params']): Promise<EnclaveOps['sign']['result']> {
+      calls.push(params);
+      if (refuse) {
+        throw new EnclaveClientError('ALREADY_SIGNED', 'effect key already used to sign another message', {
+          httpStatus: 409,
+          transient: false,
+        });
+      }
+      const recovered = secp256k1.sign(Buffer.from(params.message, 'base64'), secret, {
+        prehash: false,
+        format: 'recovered',
+      });
+      return { signature: Buffer.from(recovered.subarray(1)).toString('hex'), recovery: recovered[0] as 0 | 1 };
+    },
+  } satisfies Pick<EnclaveClient, 'sign'>;
+  return {
+    enclave,
+    calls,
+    publicKey: Buffer.from(secp256k1.getPublicKey(secret, false)).toString('hex'),
+    refuseAsAlreadySigned() {
+      refuse = true;
+    },
+  };
+}
+
+test("the sign effect hands its durable key to the enclave: the effect key is the payment's sign intent", async () => {
+  const double = recordingEnclave();
+  const t = setup({ enclave: double.enclave, walletKey: double.publicKey });
+  await t.host.start();
+  try {
+    const answer = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in answer);
+    assert.equal(answer.status, 'submitted');
+    assert.equal(double.calls.length, 1);
+    // The host's key of the effect the spawn's step (1) made first (0): `<actorId>:<step>:<n>`.
+    assert.equal(double.calls[0]!.effectKey, `${answer.transactionId}:1:0`);
+    assert.equal(double.calls[0]!.walletId, 'w1');
+    assert.equal(t.state.broadcasts.length, 1);
+
+    // Each payment signs under its own key.
+    t.state.seen.set(answer.txHash, {
+      status: 'included',
+      final: true,
+      success: true,
+      blockNumber: '9',
+      blockHash: '0xb9',
+    });
+    await t.poller.pollOnce();
+    const second = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in second);
+    assert.equal(double.calls[1]!.effectKey, `${second.transactionId}:1:0`);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('the enclave answering ALREADY_SIGNED fails the payment at mpc_sign like an interrupted signing; never signed again', async () => {
+  const double = recordingEnclave();
+  double.refuseAsAlreadySigned();
+  const t = setup({ enclave: double.enclave, walletKey: double.publicKey });
+  await t.host.start();
+  let id: string;
+  try {
+    await assert.rejects(t.payments.transfer(principal, 'w1', transfer), (err: unknown) => {
+      const e = err as { code?: string; httpStatus?: number; details?: Record<string, unknown> };
+      assert.equal(e.code, 'SIGNING_INTERRUPTED');
+      assert.equal(e.httpStatus, 503);
+      assert.equal(e.details?.['failureStage'], 'mpc_sign');
+      return true;
+    });
+    id = t.store.transactions.list('proj', 'w1', { limit: 1 })[0]!.id;
+    const record = t.store.transactions.getAny(id)!;
+    assert.deepEqual(
+      [record.status, record.failureStage, record.failureCode, record.unresolved, record.signedTransaction],
+      ['failed', 'mpc_sign', 'SIGNING_INTERRUPTED', 0, null],
+    );
+    assert.match(record.failureMessage!, /already signed another message for this signing step/);
+    assert.equal(double.calls.length, 1);
+    assert.equal(double.calls[0]!.effectKey, `${id}:1:0`);
+    assert.equal(t.state.broadcasts.length, 0, 'nothing was broadcast');
+  } finally {
+    await t.host.stop();
+    t.store.close();
+  }
+
+  // A new start leaves it failed: nothing signs it again.
+  const again = setup({ file: t.file, enclave: double.enclave });
+  await again.host.start();
+  try {
+    assert.equal(again.host.read(id)?.value, 'failed');
+    assert.equal(double.calls.length, 1);
+  } finally {
+    await again.host.stop();
+  }
 });
 
 test('a payment stored by machine v1 (nonce only inside the payload) is migrated on load and carries on', async () => {

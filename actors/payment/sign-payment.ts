@@ -9,11 +9,14 @@ import type { WalletSigner } from '../signing/wallet-signer.ts';
  * Signs a payment's payload with the wallet's key: its family says what the key signs, then attaches the signature,
  * checks whose key made it and hashes the result. Errors carry the spec's failure stages: SIGNATURE_APPLY_FAILED
  * (`signature_apply`), SIGNER_MISMATCH (`signer_verify`); anything else failed the signing itself (`mpc_sign`).
+ * `effectKey`, the payment actor's sign effect's durable key: the enclave signs at most one message under it
+ * (wallet-signer.ts `keyOf`). A sign-only transfer has none: no actor, nothing stored, signed as the REST routes sign.
  */
 export async function signPaymentPayload(
   signer: Pick<WalletSigner, 'keyOf'>,
   wallet: WalletRow,
   payload: PaymentPayload,
+  effectKey?: string,
 ): Promise<SignedPayment> {
   let request: PaymentSignatureRequest;
   try {
@@ -25,7 +28,7 @@ export async function signPaymentPayload(
     }
     throw err;
   }
-  const key = signer.keyOf(wallet);
+  const key = effectKey === undefined ? signer.keyOf(wallet) : signer.keyOf(wallet, { effectKey });
   return request.curve === 'secp256k1'
     ? request.attach(await key.signSecp256k1(request.message))
     : request.attach(await key.signEd25519(request.message));
@@ -33,9 +36,18 @@ export async function signPaymentPayload(
 
 /**
  * The payment actor's sign effect: the wallet, read again and checked (a claim committed since admission refuses
- * it), signs the payload.
+ * it), signs the payload under the effect's key (`<actorId>:<step>:<n>`), so the enclave itself refuses a second,
+ * different signature for this step (ALREADY_SIGNED, reported as SIGNING_INTERRUPTED).
  */
 export function createPaymentSigning(signer: Pick<WalletSigner, 'walletThatSigns' | 'keyOf'>) {
-  return (input: { projectId: string; walletId: string; payload: PaymentPayload }): Promise<SignedPayment> =>
-    signPaymentPayload(signer, signer.walletThatSigns(input.projectId, input.walletId), input.payload);
+  return (
+    input: { projectId: string; walletId: string; payload: PaymentPayload },
+    effect: { effectKey: string },
+  ): Promise<SignedPayment> =>
+    signPaymentPayload(
+      signer,
+      signer.walletThatSigns(input.projectId, input.walletId),
+      input.payload,
+      effect.effectKey,
+    );
 }

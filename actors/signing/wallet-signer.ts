@@ -45,7 +45,8 @@ export function createWalletSigner(deps: { wallets: Pick<WalletsRepo, 'get'>; en
     return wallet;
   }
 
-  async function enclaveSign(wallet: WalletRow, message: Uint8Array) {
+  /** `effectKey`: the signing effect's durable idempotency key, for the enclave to sign at most once under it. */
+  async function enclaveSign(wallet: WalletRow, message: Uint8Array, effectKey?: string) {
     // Checked again right before the enclave: a claim committed while this signature's input was prepared (on a
     // worker, for a large one) or its policy decided refuses the signature too.
     walletThatSigns(wallet.projectId, wallet.id);
@@ -54,9 +55,11 @@ export function createWalletSigner(deps: { wallets: Pick<WalletsRepo, 'get'>; en
         walletId: wallet.id,
         scheme: wallet.scheme,
         message: Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('base64'),
+        ...(effectKey === undefined ? {} : { effectKey }),
       });
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'SHARE_MISSING') {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'SHARE_MISSING') {
         throw new ServiceError(
           'WALLET_SHARE_NOT_MIGRATED',
           403,
@@ -64,19 +67,31 @@ export function createWalletSigner(deps: { wallets: Pick<WalletsRepo, 'get'>; en
           { details: { walletId: wallet.id } },
         );
       }
+      if (code === 'ALREADY_SIGNED') {
+        // The enclave made a signature under this effect's key before, for another message: an earlier run of a
+        // signing step that should never run twice. Reported as an interrupted signing is (the payment machine fails
+        // it at `mpc_sign` and never signs it again), with what happened as its message.
+        throw new ServiceError(
+          'SIGNING_INTERRUPTED',
+          503,
+          'the enclave already signed another message for this signing step; it is never signed again automatically ' +
+            'and nothing was broadcast',
+          { cause: err },
+        );
+      }
       throw err;
     }
   }
 
-  async function signSecp256k1(wallet: WalletRow, digest: Uint8Array): Promise<Secp256k1Signature> {
-    const { signature, recovery } = await enclaveSign(wallet, digest);
+  async function signSecp256k1(wallet: WalletRow, digest: Uint8Array, effectKey?: string): Promise<Secp256k1Signature> {
+    const { signature, recovery } = await enclaveSign(wallet, digest, effectKey);
     if (recovery !== 0 && recovery !== 1)
       throw new Error('the enclave answered a secp256k1 signature without recovery');
     return { rs: fromHex(signature), recovery };
   }
 
-  async function signEd25519(wallet: WalletRow, message: Uint8Array): Promise<Ed25519Signature> {
-    return fromHex((await enclaveSign(wallet, message)).signature);
+  async function signEd25519(wallet: WalletRow, message: Uint8Array, effectKey?: string): Promise<Ed25519Signature> {
+    return fromHex((await enclaveSign(wallet, message, effectKey)).signature);
   }
 
   /** What an adapter sees of the wallet while it prepares a signature. */
@@ -90,8 +105,28 @@ export function createWalletSigner(deps: { wallets: Pick<WalletsRepo, 'get'>; en
    */
   const keys = new WeakMap<WalletRow, WalletKey>();
 
-  /** The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature. */
-  function keyOf(wallet: WalletRow): WalletKey {
+  /**
+   * The wallet's key as an adapter signs with it; handed over only once the policy has allowed the signature.
+   *
+   * With `effectKey` (an effect's durable idempotency key, actors/host/types.ts `EffectContext.key`), every signature
+   * carries it to the enclave, which signs at most one message per key (enclave/protocol.ts, `sign`): the first
+   * signature under `effectKey`, the n-th after it under `effectKey#n`, so an effect that runs again makes the same
+   * requests under the same keys. Such a key is made for one run of one effect, never cached.
+   */
+  function keyOf(wallet: WalletRow, options?: { effectKey: string }): WalletKey {
+    if (options) {
+      const { effectKey } = options;
+      let signatures = 0;
+      const next = () => {
+        const index = signatures++;
+        return index === 0 ? effectKey : `${effectKey}#${index}`;
+      };
+      return {
+        ...signingWallet(wallet),
+        signSecp256k1: (digest) => signSecp256k1(wallet, digest, next()),
+        signEd25519: (message) => signEd25519(wallet, message, next()),
+      };
+    }
     let key = keys.get(wallet);
     if (!key) {
       key = {

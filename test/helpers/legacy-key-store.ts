@@ -1,6 +1,7 @@
 /**
- * Enclave key stores as earlier versions wrote them (key store schema 1): AES-256-GCM in both layers, 12-byte
- * random nonces, no key id per row. For tests that check such stores still open and are migrated by a rotation.
+ * Enclave key stores as earlier versions wrote them: schema 1 (AES-256-GCM in both layers, 12-byte random nonces,
+ * no key id per row), and schema 2 (key ids and ciphers per row, `meta`; no effect records). For tests that check
+ * such stores still open and are migrated.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
@@ -11,6 +12,7 @@ import {
   AES_256_GCM,
   ECIES_CONTEXT,
   encodeAad,
+  masterKeyId,
   type SealContext,
   type SealedBlob,
   shareContext,
@@ -45,6 +47,24 @@ CREATE TABLE sealed_keys (
   iv          BLOB NOT NULL,
   ciphertext  BLOB NOT NULL,
   created_at  TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
+ * What schema 2's migration added to a schema 1 store, as that release ran it (key ids and ciphers per row, meta).
+ * A store of schema 2 is a schema 1 store with these statements applied and `user_version = 2`.
+ */
+export const SCHEMA_2_UPGRADE_SQL = `
+ALTER TABLE shares ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE shares ADD COLUMN wrap_cipher INTEGER NOT NULL DEFAULT 1 CHECK (wrap_cipher IN (1, 2));
+ALTER TABLE shares ADD COLUMN data_cipher INTEGER NOT NULL DEFAULT 1 CHECK (data_cipher IN (1, 2));
+ALTER TABLE sealed_keys ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE sealed_keys ADD COLUMN wrap_cipher INTEGER NOT NULL DEFAULT 1 CHECK (wrap_cipher IN (1, 2));
+ALTER TABLE sealed_keys ADD COLUMN data_cipher INTEGER NOT NULL DEFAULT 1 CHECK (data_cipher IN (1, 2));
+CREATE INDEX shares_by_key_id ON shares (key_id);
+CREATE TABLE meta (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
 ) WITHOUT ROWID;
 `;
 
@@ -126,6 +146,28 @@ export function writeLegacyKeyStore(path: string, masterKey: Uint8Array, count: 
       }
       wallets.push({ walletId, scheme, publicKey: hex });
     }
+    return wallets;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Creates `path` as a schema 2 key store, as a release of that schema left it after its first start: the wallets of
+ * `writeLegacyKeyStore`, the schema 2 columns, every row labeled with `masterKey`'s id and `meta.seal_key_id` set.
+ */
+export function writeSchema2KeyStore(path: string, masterKey: Uint8Array, count: number): LegacyWallet[] {
+  const wallets = writeLegacyKeyStore(path, masterKey, count);
+  const db = new Database(path);
+  try {
+    const keyId = masterKeyId(masterKey);
+    db.transaction(() => {
+      db.exec(SCHEMA_2_UPGRADE_SQL);
+      db.prepare('UPDATE shares SET key_id = ?').run(keyId);
+      db.prepare('UPDATE sealed_keys SET key_id = ?').run(keyId);
+      db.prepare("INSERT INTO meta (name, value) VALUES ('seal_key_id', ?)").run(keyId);
+      db.pragma('user_version = 2');
+    })();
     return wallets;
   } finally {
     db.close();
