@@ -236,6 +236,11 @@ export const transactions = sqliteTable(
     attempts: text('attempts'),
     /** An auto-retry payment's retrying (JSON: state, reason, ceiling, deadline, nonce, bumpCount); null otherwise. */
     autoRetry: text('auto_retry'),
+    /**
+     * A manual cancellation: the record of the stopped auto-retry payment whose nonce it competes for. It holds nothing
+     * (the payment keeps the hold) and its hash is one of that payment's candidates.
+     */
+    cancels: text('cancels'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     resolvedAt: text('resolved_at'),
@@ -247,6 +252,7 @@ export const transactions = sqliteTable(
     index('transactions_wallet_seq').on(t.walletId, t.seq),
     index('transactions_watch').on(t.chainKey, t.seq).where(sql`watched = 1 and hash is not null`),
     index('transactions_wallet_chain_nonce').on(t.walletId, t.chainKey, t.nonce).where(sql`nonce is not null`),
+    index('transactions_cancels').on(t.cancels).where(sql`cancels is not null`),
   ],
 );
 

@@ -42,6 +42,8 @@ export interface TransactionRow {
   attempts: string | null;
   /** JSON text: an auto-retry payment's retrying (null for other payments). */
   autoRetry: string | null;
+  /** A manual cancellation: the record whose nonce it competes for (it holds nothing); null otherwise. */
+  cancels: string | null;
   createdAt: string;
   updatedAt: string;
   resolvedAt: string | null;
@@ -91,6 +93,8 @@ export interface WatchedTransaction {
    * payment with one attempt, whose candidate is `hash`.
    */
   attempts: string | null;
+  /** The hashes of its manual cancellations (JSON array; auto-retry payments only), candidates too. */
+  cancellations: string | null;
 }
 
 const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id as walletId, intent_kind as intentKind,
@@ -99,7 +103,7 @@ const COLUMNS = `id, project_id as projectId, api_key_id as apiKeyId, wallet_id 
   failure_message as failureMessage, monitoring, to_address as toAddress, value, token_address as tokenAddress,
   nonce, recent_blockhash as recentBlockhash, last_valid_block_height as lastValidBlockHeight,
   signed_transaction as signedTransaction, unresolved, watched, attempts,
-  auto_retry as autoRetry, created_at as createdAt, updated_at as updatedAt,
+  auto_retry as autoRetry, cancels, created_at as createdAt, updated_at as updatedAt,
   resolved_at as resolvedAt, seq`;
 
 /**
@@ -112,11 +116,11 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     `insert into transactions (id, project_id, api_key_id, wallet_id, intent_kind, type, chain_key, chain_id, network,
       status, hash, block_number, block_hash, failure_stage, failure_code, failure_message, monitoring, to_address,
       value, token_address, nonce, recent_blockhash, last_valid_block_height, signed_transaction, unresolved,
-      watched, attempts, auto_retry, created_at, updated_at, resolved_at, seq)
+      watched, attempts, auto_retry, cancels, created_at, updated_at, resolved_at, seq)
      values (@id, @projectId, @apiKeyId, @walletId, @intentKind, @type, @chainKey, @chainId, @network, @status, @hash,
       @blockNumber, @blockHash, @failureStage, @failureCode, @failureMessage, @monitoring, @toAddress, @value,
       @tokenAddress, @nonce, @recentBlockhash, @lastValidBlockHeight, @signedTransaction, @unresolved, @watched,
-      @attempts, @autoRetry, @createdAt, @updatedAt, @resolvedAt, @seq)`,
+      @attempts, @autoRetry, @cancels, @createdAt, @updatedAt, @resolvedAt, @seq)`,
   );
   const progressStmt = sqlite.prepare(
     `update transactions set status = @status, hash = @hash, block_number = @blockNumber, block_hash = @blockHash,
@@ -144,7 +148,9 @@ export function createTransactionsRepo(sqlite: Database.Database) {
   const watchStmt = sqlite.prepare(
     `select t.id, t.seq, t.hash, w.address as "from", t.nonce, t.recent_blockhash as recentBlockhash,
        t.last_valid_block_height as lastValidBlockHeight, t.unresolved,
-       case when t.auto_retry is not null then t.attempts end as attempts
+       case when t.auto_retry is not null then t.attempts end as attempts,
+       case when t.auto_retry is not null then (select json_group_array(c.hash) from transactions c
+         where c.cancels = t.id and c.hash is not null) end as cancellations
      from transactions t join wallets w on w.id = t.wallet_id
      where t.chain_key = ? and t.watched = 1 and t.hash is not null and t.seq > ?
      order by t.seq limit ?`,
@@ -163,7 +169,8 @@ export function createTransactionsRepo(sqlite: Database.Database) {
      */
     insert(row: TransactionRow): void {
       insertStmt.run(row);
-      if (row.unresolved === 1) takeHold.run(row);
+      // A cancellation competes for the holder's nonce beside it: the holder keeps the hold.
+      if (row.unresolved === 1 && row.cancels === null) takeHold.run(row);
     },
     nextSeq(): number {
       if (lastSeq === undefined) lastSeq = (maxSeq.get() as { m: number | null }).m ?? 0;

@@ -425,3 +425,76 @@ test('a finalized nonce past every attempt, none executed: failed REPLACED, the 
     await setAutomine(anvil.rpcUrl, true);
   }
 });
+
+test('manual cancellation of a stopped payment: only the spec payload, with its own record; the winner decides both', async () => {
+  const w = await newWallet();
+  const to = '0x00000000000000000000000000000000000A770A';
+  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/estimate-fee`, {
+    to,
+    value: '1000',
+    chainId: '31337',
+  });
+  await setAutomine(anvil.rpcUrl, false);
+  try {
+    // A ceiling the first replacement cannot fit: stopped at once, the original waiting in the pool.
+    const r = await send(w.id, {
+      to,
+      autoRetry: { maxExecutionFeeWei: estimate.body.maxFee, expiresAt: inMinutes(10) },
+    });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    const id = r.body.transactionId;
+    const fee = String(BigInt(estimate.body.maxFeePerGas) * 4n);
+    const cancellation = {
+      to: w.address,
+      chainId: 31337,
+      nonce: 0,
+      value: '0',
+      data: '0x',
+      gasLimit: '21000',
+      type: 2,
+      maxFeePerGas: fee,
+      maxPriorityFeePerGas: fee,
+    };
+    const cancel = (transaction: object, key: string | null = 'cancel-1') =>
+      svc.v1(
+        partner.secret,
+        'POST',
+        `/wallets/${w.id}/sign-transaction`,
+        { broadcast: true, transaction },
+        key === null ? {} : { 'idempotency-key': key },
+      );
+    // Before the stop, and any other payload after it, the hold refuses.
+    const early = await cancel(cancellation, 'cancel-early');
+    const stopped = await until(w.id, id, (x) => x.autoRetry.state === 'stopped');
+    if (early.status !== 409) assert.fail(`a cancellation before the stop was taken: ${JSON.stringify(early.body)}`);
+    assert.equal(stopped.autoRetry.reason, 'FEE_CEILING_REACHED');
+    const other = await cancel({ ...cancellation, value: '1' }, 'cancel-other');
+    assert.equal(other.status, 409);
+    assert.equal(other.body.code, 'WALLET_TRANSACTION_UNRESOLVED');
+    const keyless = await cancel(cancellation, null);
+    assert.equal(keyless.status, 400);
+    assert.equal(keyless.body.field, 'headers.idempotency-key');
+    const c = await cancel(cancellation);
+    assert.equal(c.status, 200, JSON.stringify(c.body));
+    assert.notEqual(c.body.transactionId, id, 'the cancellation has its own record');
+    // The wallet stays held until a winner is final.
+    const busy = await send(w.id, { to, value: '5' }, null);
+    assert.equal(busy.status, 409);
+    assert.equal(busy.body.blockingTransactionId, id);
+    await setAutomine(anvil.rpcUrl, true);
+    const original = await mineUntilFinal(w.id, id);
+    // The cancellation paid more for the same nonce: anvil's pool kept it, and it won.
+    assert.equal(original.status, 'failed');
+    assert.equal(original.failureCode, 'CANCELLED');
+    assert.equal(original.monitoring?.winningHash, c.body.txHash);
+    assert.equal(original.autoRetry.state, 'resolved');
+    const cancelled = await mineUntilFinal(w.id, c.body.transactionId);
+    assert.equal(cancelled.status, 'confirmed');
+    assert.equal(await balance(to), 0n, 'the payment never executed');
+    assert.equal(await nonceOf(w.address), 1);
+    const free = await send(w.id, { to, value: '5' }, null);
+    assert.equal(free.status, 200, JSON.stringify(free.body));
+  } finally {
+    await setAutomine(anvil.rpcUrl, true);
+  }
+});

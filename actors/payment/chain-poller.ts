@@ -33,12 +33,13 @@ export const MAX_RESENT_PER_ROUND = 1_000;
  */
 const DELIVERY_CONCURRENCY = 64;
 
-/** Every hash that may take a record's nonce: its attempts' (auto-retry), else its own. */
-function candidatesOf(r: { hash: string; attempts: string | null }): string[] {
+/** Every hash that may take a record's nonce: its attempts' and its manual cancellations' (auto-retry), else its own. */
+function candidatesOf(r: { hash: string; attempts: string | null; cancellations: string | null }): string[] {
   if (r.attempts === null) return [r.hash];
   const hashes = (JSON.parse(r.attempts) as Array<{ hash: string | null }>)
     .map((a) => a.hash)
     .filter((h): h is string => h !== null);
+  if (r.cancellations !== null) hashes.push(...(JSON.parse(r.cancellations) as string[]));
   return hashes.length > 0 ? hashes : [r.hash];
 }
 

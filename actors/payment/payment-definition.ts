@@ -95,6 +95,11 @@ export interface PaymentAdmission {
   idempotency: IdempotencyClaim | null;
   /** An auto-retry transfer's ceiling (wei) and deadline (epoch ms); null otherwise. */
   autoRetry?: { ceiling: string; expiresAt: number } | null;
+  /**
+   * A manual cancellation: the stopped payment holding the wallet whose nonce it competes for (the spec's procedure).
+   * It is admitted beside that holder, which keeps the hold.
+   */
+  cancels?: string | null;
 }
 
 /** A payment as its caller sees it: the committed state, with its record's status. */
@@ -222,7 +227,7 @@ export function createPaymentDefinition(deps: {
     const { wallet, chain } = a;
     const family = paymentFamilies[chain.family];
     const blocking = deps.transactions.holder(wallet.id, chain.key);
-    if (blocking) throw holdConflict(wallet.id, blocking);
+    if (blocking && blocking !== a.cancels) throw holdConflict(wallet.id, blocking);
     let nonce: number | null = null;
     if (a.signs.kind === 'given') nonce = a.signs.nonce;
     else if (family.allocatesNonce) {
@@ -271,6 +276,7 @@ export function createPaymentDefinition(deps: {
         attempts: attemptsJson([
           { ordinal: 0, stage: 'signing', preparedAt: Date.parse(createdAt), hash: null, lastBroadcastAt: null },
         ]),
+        cancels: a.cancels ?? null,
         autoRetry: a.autoRetry
           ? autoRetryJson(
               { ...a.autoRetry, replacementDelayMs, state: 'active', reason: null, bumpCount: 0, replacements: [] },

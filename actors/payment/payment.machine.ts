@@ -339,6 +339,13 @@ export const paymentMachine = setup({
       event.observation.final &&
       !event.observation.success,
     dropped: ({ event }) => event.type === 'OBSERVED' && event.observation.status === 'dropped',
+    /** A final inclusion of a candidate that is none of the payment's attempts: its manual cancellation won. */
+    cancelled: ({ context, event }) =>
+      event.type === 'OBSERVED' &&
+      event.observation.status === 'included' &&
+      event.observation.final &&
+      event.hash !== undefined &&
+      !context.attempts.some((a) => a.hash === event.hash),
     // An auto-retry payment is bounded by its deadline and the chain's proof, not by the monitor window.
     windowOver: ({ context, event }) =>
       event.type === 'WAKE' &&
@@ -401,6 +408,20 @@ export const paymentMachine = setup({
       return released && dropped.monitoring
         ? { ...dropped, monitoring: { ...dropped.monitoring, operatorRelease: released } }
         : dropped;
+    }),
+    /** Its manual cancellation took the nonce: the payment can never execute. */
+    recordCancelled: assign(({ context, event }) => {
+      if (event.type !== 'OBSERVED' || event.hash === undefined) return {};
+      return {
+        failure: {
+          stage: 'monitor' as const,
+          code: 'CANCELLED',
+          message: `the manual cancellation ${event.hash} took this payment's nonce on the finalized chain; it can never execute`,
+        },
+        monitoring: { reason: 'nonce_consumed', winningHash: event.hash },
+        autoRetry: retryWith(context, { state: 'resolved', reason: 'CANCELLED' }),
+        wakeAt: null,
+      };
     }),
     /** No new attempt from now on (`reason`); the payment stays watched and held while an attempt may execute. */
     stopRetry: assign(({ context }, params: { reason: string }) => ({
@@ -561,6 +582,7 @@ export const paymentMachine = setup({
   initial: 'signing',
   on: {
     OBSERVED: [
+      { guard: 'cancelled', target: '.failed', actions: 'recordCancelled' },
       { guard: 'finalSuccess', target: '.confirmed', actions: 'recordInclusion' },
       { guard: 'finalFailure', target: '.reverted', actions: 'recordInclusion' },
       { guard: 'dropped', target: '.failed', actions: 'recordDropped' },

@@ -18,6 +18,8 @@ import {
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { parseAutoRetryTerms } from '../../chains/auto-retry-terms.ts';
+import { isCancellationOf } from '../../chains/evm/cancellation-shape.ts';
+import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { asErrorCode } from '../../chains/domain/error-catalogue.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
@@ -38,7 +40,7 @@ import {
   type UnsignedPayment,
 } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
-import type { PaymentFamilyAdapter, TransferRequestFields } from '../../chains/payment-family.ts';
+import type { PaymentFamilyAdapter, PaymentPayload, TransferRequestFields } from '../../chains/payment-family.ts';
 import type { IdempotencyClaim } from '../../store/idempotency-repo.ts';
 import type { Store } from '../../store/index.ts';
 import type { TransactionRow } from '../../store/transactions-repo.ts';
@@ -275,6 +277,30 @@ export function createPaymentService(deps: {
     return chainInput('body', () => parseAutoRetryTerms(body.autoRetry, 'EVM', Date.now()));
   }
 
+  /**
+   * The stopped auto-retry payment a broadcast `sign-transaction` cancels (spec: "Manual cancellation of a stopped EVM
+   * payment"), or null when it is not a cancellation. Only that exact payload, only once the payment's retry is
+   * `stopped`, and only with an Idempotency-Key; any other payload meets the hold as usual (409).
+   */
+  function cancellationTarget(
+    wallet: WalletRow & { type: PaymentFamily },
+    chainKey: string,
+    payload: PaymentPayload,
+    idempotency: IdempotencyClaim | null,
+  ): string | null {
+    if (wallet.type !== 'EVM') return null;
+    const held = store.transactions.holding(wallet.id, chainKey);
+    if (!held || held.nonce === null) return null;
+    const row = store.transactions.getAny(held.id);
+    if (!row?.autoRetry || (JSON.parse(row.autoRetry) as { state: string }).state !== 'stopped') return null;
+    const tx = (payload as EvmPaymentPayload).transaction;
+    if (!isCancellationOf(tx, wallet.address!, Number(row.chainId), held.nonce)) return null;
+    if (idempotency === null) {
+      throw invalidRequest('a cancellation needs its own Idempotency-Key header', { field: 'headers.idempotency-key' });
+    }
+    return held.id;
+  }
+
   /** The first attempt's most fee must fit the ceiling: the spec's "initial fees must fit". */
   function checkFirstAttemptFits(unsigned: UnsignedPayment, ceiling: string): void {
     const tx = unsigned as EvmUnsignedPayment;
@@ -379,14 +405,17 @@ export function createPaymentService(deps: {
       const partner = chainInput('body', () => family.partnerTransaction(body, wallet.address!, principal.environment));
       await signing.authorize(principal, wallet, 'sign-transaction', partner.chainRef);
       const chain = chains.resolve(principal.environment, family.family, partner.chainRef);
-      checkHold(wallet.id, chain.key);
+      const cancels = cancellationTarget(wallet, chain.key, partner.payload, idempotency);
+      if (!cancels) checkHold(wallet.id, chain.key);
       let pendingNonce: number | null;
       try {
         await chain.checkPartnerTransaction(partner);
-        pendingNonce = partner.nonce !== null && chain.pendingNonce ? await chain.pendingNonce(wallet.address!) : null;
+        pendingNonce =
+          partner.nonce !== null && chain.pendingNonce && !cancels ? await chain.pendingNonce(wallet.address!) : null;
       } catch (err) {
         throw buildFailure(err);
       }
+      // A cancellation takes the stopped payment's nonce: the one exception to "the wallet's next nonce".
       if (pendingNonce !== null) checkNextNonce(wallet.id, chain.key, partner.nonce!, pendingNonce);
       const { id, view } = await record({
         apiKeyId: principal.keyId,
@@ -402,6 +431,7 @@ export function createPaymentService(deps: {
         },
         record: { to: partner.to, value: partner.value, tokenAddress: null },
         idempotency,
+        cancels,
       });
       return answer(id, view);
     },
