@@ -148,3 +148,55 @@ describe('guardConnections', () => {
     });
   });
 });
+
+test('startClosing: connections without a request under way close now, a busy one after its answer, newcomers at once', async () => {
+  let answer: () => void = () => undefined;
+  const answered = new Promise<void>((r) => {
+    answer = r;
+  });
+  let requests = 0;
+  const own = http.createServer((req, res) => {
+    requests += 1;
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/hold') void answered.then(() => res.end('held'));
+      else res.end('ok');
+    });
+  });
+  const guard = guardConnections(own, 10);
+  await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+  const ownPort = (own.address() as AddressInfo).port;
+  const open = async (first?: string) => {
+    const c: Client = { socket: net.connect(ownPort, '127.0.0.1'), closed: false, data: '' };
+    c.socket.on('data', (d) => {
+      c.data += String(d);
+    });
+    c.socket.on('error', () => undefined);
+    c.socket.on('close', () => {
+      c.closed = true;
+    });
+    await new Promise((r) => c.socket.once('connect', r));
+    if (first) c.socket.write(first);
+    return c;
+  };
+  try {
+    // One that never sends a request (a pool connecting ahead of need), one kept alive after its answer, one busy.
+    const silent = await open();
+    const keptAlive = await open(get('/ok'));
+    await until(() => /200 OK/.test(keptAlive.data), 'the first answer');
+    const busy = await open(get('/hold'));
+    await until(() => requests === 2 && guard.open === 3, 'the held request and every connection seen');
+    guard.startClosing();
+    await until(() => silent.closed && keptAlive.closed, 'the connections without a request to close');
+    assert.equal(busy.closed, false, 'the request under way is not cut');
+    const newcomer = await open(get('/ok'));
+    await until(() => newcomer.closed, 'the newcomer to be closed');
+    assert.equal(newcomer.data, '');
+    answer();
+    await until(() => busy.closed, 'the busy connection to close after its answer');
+    assert.match(busy.data, /held$/);
+  } finally {
+    own.closeAllConnections();
+    await new Promise((r) => own.close(r));
+  }
+});

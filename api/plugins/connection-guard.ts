@@ -19,13 +19,18 @@ interface Tracked {
  *
  * Connections are kept in the order of their last progress (connected, request head received, answer
  * finished), so the first closable one is found from the front.
+ *
+ * `startClosing()` is for the server's close: Node's `close()` ends only the keep-alive connections idle at that moment,
+ * and stops timing the others out, so a connection that never sent a request (a client's pool connecting ahead of
+ * need) or one whose answer finishes later would keep the close waiting for minutes.
  */
 export function guardConnections(
   server: http.Server,
   cap: number,
   hooks: { onEvicted?: () => void; onDropped?: () => void } = {},
-): { readonly open: number } {
+): { readonly open: number; startClosing(): void } {
   const tracked = new Map<Socket, Tracked>();
+  let closing = false;
   const touch = (t: Tracked) => {
     tracked.delete(t.socket);
     tracked.set(t.socket, t);
@@ -33,6 +38,10 @@ export function guardConnections(
   const closable = (t: Tracked) => t.req === undefined || !t.req.complete;
 
   server.on('connection', (socket: Socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
     const entry: Tracked = { socket };
     tracked.set(socket, entry);
     socket.once('close', () => tracked.delete(socket));
@@ -59,13 +68,23 @@ export function guardConnections(
     res.once('close', () => {
       if (t.req !== req) return;
       t.req = undefined;
-      if (tracked.has(t.socket)) touch(t);
+      // Closing: the answer is out, the connection ends (Node would keep it for the client's next request).
+      if (closing) t.socket.end();
+      else if (tracked.has(t.socket)) touch(t);
     });
   });
 
   return {
     get open() {
       return tracked.size;
+    },
+    /**
+     * The server is closing: connections without a request under way are closed now, any accepted from now on at
+     * once, and the others once their answer is finished.
+     */
+    startClosing() {
+      closing = true;
+      for (const t of [...tracked.values()]) if (t.req === undefined) t.socket.destroy();
     },
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import { envelopeProblems, rawRequest } from '../../test/helpers/bad-input-http.ts';
@@ -65,5 +65,66 @@ test('a request that arrives while the app closes gets a 503 in the envelope wit
     assert.equal(res.headers['retry-after'], '1');
   } finally {
     await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('the close completes with connections open: one busy (closed after its answer) and one that never sent a request', async () => {
+  const app = Fastify({ logger: false, return503OnClosing: false });
+  await app.register(errorsPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(httpLimitsPlugin, { maxConnections: 10 });
+  let answer: () => void = () => undefined;
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let started: () => void = () => undefined;
+  const inFlight = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  app.get('/slow', async () => {
+    started();
+    await answered;
+    return { status: 'ok' };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  // A client that keeps its connections (as partners' HTTP pools and load balancers do).
+  const agent = new http.Agent({ keepAlive: true });
+  let silent: net.Socket | undefined;
+  try {
+    const response = new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/slow', agent }, resolve).on('error', reject);
+    });
+    await inFlight;
+    // A connection that sends nothing (a client's pool connecting ahead of need): Node's close() never ends it.
+    silent = net.connect(port, '127.0.0.1');
+    silent.on('error', () => undefined);
+    await new Promise((r) => silent!.once('connect', r));
+    const silentClosed = new Promise((r) => silent!.once('close', r));
+    let closed = false;
+    const closing = app.close().then(() => {
+      closed = true;
+    });
+    // The close has begun (the port no longer accepts) while the request is still under way.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(closed, false, 'the close waits for the request under way');
+    answer();
+    const res = await response;
+    res.resume();
+    assert.equal(res.statusCode, 200, 'the request under way is answered');
+    assert.equal(res.headers.connection, 'close');
+    // Else they would stay open, and the close pending, until HTTP_KEEP_ALIVE_TIMEOUT_MS and HTTP_IDLE_TIMEOUT_MS.
+    await Promise.race([
+      Promise.all([closing, silentClosed]),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the close waited on an open connection')), 2_000).unref(),
+      ),
+    ]);
+    assert.equal(closed, true);
+  } finally {
+    agent.destroy();
+    silent?.destroy();
+    // A failed run must not leave the close pending on them.
+    app.server.closeAllConnections();
   }
 });

@@ -146,7 +146,9 @@ export function httpServerOptions(
  * Per-listener edges the server options cannot express: the connection cap (see guardConnections), and
  * the requests Node or Fastify would answer themselves without the envelope (an `Expect` Node does not
  * support: 417; CONNECT: nothing at all; an HTTP/1.1 request without Host: a bare 400; a request that
- * arrives on an open connection while the service shuts down: 503, with `return503OnClosing` off).
+ * arrives on an open connection while the service shuts down: 503, with `return503OnClosing` off), and, once it
+ * shuts down, connections closed as soon as they carry no request (`Connection: close` on the answers), so that the
+ * close completes.
  */
 export const httpLimitsPlugin = fp(
   async (
@@ -159,7 +161,7 @@ export const httpLimitsPlugin = fp(
     },
   ) => {
     const refused = opts.onRefused ?? (() => undefined);
-    guardConnections(app.server, opts.maxConnections, {
+    const guard = guardConnections(app.server, opts.maxConnections, {
       ...(opts.onEvicted ? { onEvicted: opts.onEvicted } : {}),
       ...(opts.onDropped ? { onDropped: opts.onDropped } : {}),
     });
@@ -192,10 +194,19 @@ export const httpLimitsPlugin = fp(
       socket.destroy();
     });
 
+    // Node's close() ends only the connections idle at that moment and stops timing the others out: one that never
+    // sent a request, or one busy then (kept alive after its answer), would hold the close for minutes, past the
+    // supervisor's grace, and the process would be killed before the actor host drains. The guard closes them, and
+    // answers from then on say so.
     let closing = false;
     app.addHook('preClose', (done) => {
       closing = true;
+      guard.startClosing();
       done();
+    });
+    app.addHook('onSend', (_req, reply, payload, done) => {
+      if (closing) reply.header('connection', 'close');
+      done(null, payload);
     });
     app.addHook('onRequest', (req, _reply, done) => {
       if (closing) {
