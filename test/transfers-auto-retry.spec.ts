@@ -316,17 +316,24 @@ test('funds short for a replacement: the retry stays active without a bump, and 
 });
 
 test('the deadline stops the retry: no attempt is prepared after it', async () => {
-  const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7706';
+  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${(await newWallet()).id}/estimate-fee`, {
+    to,
+    value: '1000',
+    chainId: '31337',
+  });
+  // Funds for the first attempt only: the retry waits (no replacement can be paid) until the deadline stops it.
+  const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
   await setAutomine(anvil.rpcUrl, false);
   try {
     const r = await send(w.id, {
       to,
-      autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: new Date(Date.now() + 1_000).toISOString() },
+      autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: new Date(Date.now() + 3_000).toISOString() },
     });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const stopped = await until(w.id, r.body.transactionId, (x) => x.autoRetry.state === 'stopped');
     assert.equal(stopped.autoRetry.reason, 'DEADLINE_REACHED');
+    assert.ok(Date.now() >= Date.parse(stopped.autoRetry.expiresAt), 'stopped at the deadline, not before');
     const deadline = Date.parse(stopped.autoRetry.expiresAt);
     for (const a of stopped.autoRetry.attempts as Array<{ preparedAt: string }>) {
       assert.ok(Date.parse(a.preparedAt) <= deadline, 'prepared before the deadline');

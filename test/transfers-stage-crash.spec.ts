@@ -6,8 +6,9 @@
  *   being signed (the enclave stopped with SIGSTOP), one signed and on its way to the node (the proxy holds the send),
  *   one taken by the node with the answer lost (the proxy forwards the send and holds the answer), one answered
  *   `submitted` and not mined (automine off; mined while the API is down). One kill serves the four: an API start
- *   costs seconds, and each payment is still caught at its own moment and checked on its own. A fifth, marked todo,
- *   is a send whose answer was lost and whose resend after the restart a node refuses: it shows a bug (below).
+ *   costs seconds, and each payment is still caught at its own moment and checked on its own. A fifth is a send whose
+ *   answer was lost and whose resend after the restart a node refuses: the broadcast effect, re-delivered after the
+ *   crash, counts that refusal as proving nothing (EffectContext.redelivered).
  * - SIGTERM while a payment is being signed (the enclave stopped, continued a second later), once with the partner
  *   waiting for the answer and once with the partner gone; the API must exit within the supervisor's grace (10 s).
  *
@@ -479,11 +480,8 @@ test('SIGKILL with payments caught at each stage: being signed, signed but unsen
 
   await t.test(
     'sent, answer lost, the resend refused by a node without the bytes: the payment stays held and is never failed',
-    {
-      todo: 'a broadcast interrupted by the crash is run again as a first send: a proven-rejection refusal of the resend releases the payment (failed, events sent) although the interrupted send reached a node',
-    },
     async () => {
-      // Failure would look like (and does): the record `failed` at `broadcast` (TRANSACTION_REJECTED) with the wallet
+      // Failure would look like (and did, before EffectContext.redelivered): the record `failed` at `broadcast` (TRANSACTION_REJECTED) with the wallet
       // released, and `rest.transaction.failed` / `send.failed` written, for bytes a node had taken before the kill;
       // when they execute, the record moves to `confirmed`, after the partner was told it failed. Expected instead:
       // the refusal proves nothing after a send whose answer was lost (payment.machine.ts), so it stays pending.

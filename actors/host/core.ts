@@ -37,6 +37,8 @@ export interface Intent {
   invokeId: string;
   src: string;
   input: string;
+  /** Found stored when the actor was loaded: an earlier run may have started it (see EffectContext.redelivered). */
+  redelivered?: boolean;
 }
 
 export interface Waiter {

@@ -130,6 +130,7 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
           generateKey: {
             run: (_i, ctx) => {
               firstKeys.push(ctx.key);
+              assert.equal(ctx.redelivered, false, 'a first run is not a re-delivery');
               return never();
             },
           },
@@ -155,6 +156,8 @@ test('a restart re-runs an at-least-once effect with the same key; the wallet be
           generateKey: {
             run: async (i: WalletInput, ctx) => {
               calls.push({ walletId: i.walletId, key: ctx.key });
+              // Found stored at load: the run it repeats may have done part of it.
+              assert.equal(ctx.redelivered, true);
               return { publicKey: '04ab', address: '0x00000000000000000000000000000000000000aa' };
             },
           },

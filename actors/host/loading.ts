@@ -96,7 +96,7 @@ export function createLoading(
       if (def.effects[s.src]?.delivery === 'at-most-once') {
         e.mailbox.push({ event: interrupted(s.invokeId), intentKey: s.key });
       } else {
-        redo.push(intent);
+        redo.push({ ...intent, redelivered: true });
       }
     }
     for (const p of row.hasPending ? core.store.pendingEventsOf(actorId) : []) {

@@ -232,6 +232,8 @@ export function createSteps(
           invokeId: l.invokeId,
           src: l.src,
           input: JSON.stringify(l.input ?? null),
+          // Carried over from an older row: it may have run before.
+          redelivered: true,
         };
         if (!activeInvokes(snap).has(l.invokeId)) continue;
         out.intents.set(intent.key, intent);
@@ -298,7 +300,7 @@ export function createSteps(
     e.running.add(intent.key);
     const input = JSON.parse(intent.input) as unknown;
     Promise.resolve()
-      .then(() => spec.run(input, { actorId: e.id, key: intent.key }))
+      .then(() => spec.run(input, { actorId: e.id, key: intent.key, redelivered: intent.redelivered === true }))
       .then(
         (output) =>
           complete(e, intent, {

@@ -31,6 +31,12 @@ export interface EffectContext {
   actorId: string;
   /** `<actorId>:<step>:<n>`: the same on every run of this effect, so its target can deduplicate on it. */
   key: string;
+  /**
+   * True when this run is a re-delivery: the effect was found stored when its actor was loaded (after a crash, or a
+   * stop that did not finish it), so an earlier run may have done part or all of it. An effect whose answer means
+   * something different the second time (a node refusing bytes it may already hold) reads it here.
+   */
+  redelivered: boolean;
 }
 
 /**

@@ -10,7 +10,8 @@ import type { BroadcastInput, BroadcastOutcome } from './payment.machine.ts';
  * does not.
  */
 export function createBroadcastEffect(deps: { chain(key: string): PaymentChain | undefined; now: () => number }) {
-  return async (input: BroadcastInput): Promise<BroadcastOutcome> => {
+  /** `redelivered`: run again after a crash; the interrupted run may have sent the bytes (EffectContext). */
+  return async (input: BroadcastInput, redelivered = false): Promise<BroadcastOutcome> => {
     const chain = deps.chain(input.chainKey);
     if (!chain) {
       return {
@@ -42,6 +43,16 @@ export function createBroadcastEffect(deps: { chain(key: string): PaymentChain |
           // Unknown, as below.
         }
         return { outcome: 'unanswered', code: refusal.code, message: refusal.message, at: deps.now() };
+      }
+      if (redelivered) {
+        // The run this one repeats may have reached a node before the service stopped: a refusal now proves nothing
+        // of that copy (the machine's rule after any send whose answer was lost).
+        return {
+          outcome: 'unanswered',
+          code: refusal.code,
+          message: `${refusal.message} (a resend after a restart: the interrupted send may have reached a node)`,
+          at: deps.now(),
+        };
       }
       return { outcome: 'rejected', code: refusal.code, message: refusal.message, at: deps.now() };
     }

@@ -399,7 +399,10 @@ export function createPaymentDefinition(deps: {
         run: (input, ctx) => deps.sign(input as Parameters<typeof deps.sign>[0], { effectKey: ctx.key }),
         delivery: 'at-most-once',
       },
-      broadcast: { run: (input) => broadcast(input as BroadcastInput), delivery: 'at-least-once' },
+      broadcast: {
+        run: (input, ctx) => broadcast(input as BroadcastInput, ctx.redelivered),
+        delivery: 'at-least-once',
+      },
       // A read of the market and the balance: run again after a crash, it prices the same replacement afresh.
       prepareReplacement: {
         run: (input) => prepareReplacement(input as ReplacementInput),
