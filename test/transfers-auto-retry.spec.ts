@@ -48,6 +48,17 @@ async function newWallet(fundWei = 10n ** 18n, type = 'EVM'): Promise<{ id: stri
   return { id: r.body.id, address: r.body.address };
 }
 
+/** The fee preview of a 1000-wei transfer: what its first attempt may cost (`maxFee`) and its fees. */
+async function estimateFor(walletId: string, to: string) {
+  const r = await svc.v1(partner.secret, 'POST', `/wallets/${walletId}/estimate-fee`, {
+    to,
+    value: '1000',
+    chainId: '31337',
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r;
+}
+
 const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
 let keys = 0;
 function send(walletId: string, body: Record<string, unknown>, key: string | null = `ar-${keys++}`) {
@@ -196,11 +207,7 @@ test('admission refusals name what is wrong, and leave nothing behind', async ()
 test('held back by the chain: replaced three times (+12.5% each), then stopped; the latest attempt lands once', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7703';
-  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/estimate-fee`, {
-    to,
-    value: '1000',
-    chainId: '31337',
-  });
+  const estimate = await estimateFor(w.id, to);
   await setAutomine(anvil.rpcUrl, false);
   try {
     const r = await send(w.id, { to, autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: inMinutes(10) } });
@@ -256,12 +263,7 @@ test('held back by the chain: replaced three times (+12.5% each), then stopped; 
 test('a ceiling the minimum increase does not fit stops the retry at once; the original still lands', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7704';
-  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/estimate-fee`, {
-    to,
-    value: '1000',
-    chainId: '31337',
-  });
-  assert.equal(estimate.status, 200);
+  const estimate = await estimateFor(w.id, to);
   await setAutomine(anvil.rpcUrl, false);
   try {
     const r = await send(w.id, {
@@ -287,11 +289,7 @@ test('a ceiling the minimum increase does not fit stops the retry at once; the o
 });
 
 test('funds short for a replacement: the retry stays active without a bump, and the original lands when mined', async () => {
-  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${(await newWallet()).id}/estimate-fee`, {
-    to: '0x00000000000000000000000000000000000A7705',
-    value: '1000',
-    chainId: '31337',
-  });
+  const estimate = await estimateFor((await newWallet()).id, '0x00000000000000000000000000000000000A7705');
   // Enough for the first attempt, not for one 12.5% dearer.
   const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
   const to = '0x00000000000000000000000000000000000A7705';
@@ -317,11 +315,7 @@ test('funds short for a replacement: the retry stays active without a bump, and 
 
 test('the deadline stops the retry: no attempt is prepared after it', async () => {
   const to = '0x00000000000000000000000000000000000A7706';
-  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${(await newWallet()).id}/estimate-fee`, {
-    to,
-    value: '1000',
-    chainId: '31337',
-  });
+  const estimate = await estimateFor((await newWallet()).id, to);
   // Funds for the first attempt only: the retry waits (no replacement can be paid) until the deadline stops it.
   const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
   await setAutomine(anvil.rpcUrl, false);
@@ -436,11 +430,7 @@ test('a finalized nonce past every attempt, none executed: failed REPLACED, the 
 test('manual cancellation of a stopped payment: only the spec payload, with its own record; the winner decides both', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A770A';
-  const estimate = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/estimate-fee`, {
-    to,
-    value: '1000',
-    chainId: '31337',
-  });
+  const estimate = await estimateFor(w.id, to);
   await setAutomine(anvil.rpcUrl, false);
   try {
     // A ceiling the first replacement cannot fit: stopped at once, the original waiting in the pool.

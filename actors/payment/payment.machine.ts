@@ -258,7 +258,7 @@ function latestReplacement(context: PaymentContext) {
  */
 function replacementWake(context: PaymentContext, attempts = context.attempts): number | null {
   const retry = context.autoRetry;
-  if (!retry || retry.state !== 'active') return null;
+  if (retry?.state !== 'active') return null;
   const last = attempts[attempts.length - 1]!;
   const sent = last.lastBroadcastAt ?? last.preparedAt;
   return Math.min(sent + retry.replacementDelayMs, retry.expiresAt);

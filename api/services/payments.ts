@@ -18,8 +18,6 @@ import {
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { parseAutoRetryTerms } from '../../chains/auto-retry-terms.ts';
-import { isCancellationOf } from '../../chains/evm/cancellation-shape.ts';
-import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
 import { asErrorCode } from '../../chains/domain/error-catalogue.ts';
 import { invalidRequest, ServiceError, walletNotFound } from '../../chains/domain/errors.ts';
@@ -31,6 +29,8 @@ import type {
   TransactionStatus,
 } from '../../chains/domain/payments.ts';
 import { isPaymentFamily, PAYMENT_FAMILIES } from '../../chains/domain/payments.ts';
+import { isCancellationOf } from '../../chains/evm/cancellation-shape.ts';
+import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import {
   ChainRpcError,
   type EvmUnsignedPayment,
@@ -173,12 +173,18 @@ export function createPaymentService(deps: {
    * it, and waits for the signature and the first broadcast verdict.
    */
   async function record(admission: PaymentAdmission): Promise<{ id: string; view: PaymentView }> {
+    const id = await admit(admission);
+    const view = await host.waitFor(paymentActors, id, (v) => !v.awaitingVerdict);
+    return { id, view };
+  }
+
+  /** Starts the payment's actor (its record, nonce and key written together); its id. */
+  async function admit(admission: PaymentAdmission): Promise<string> {
     const id = randomUUID();
     await host.spawn(paymentActors, id, admission);
     // The key was written with the record: from now on its answer is this payment's, whatever happens next.
     if (admission.idempotency) admission.idempotency.transactionId = id;
-    const view = await host.waitFor(paymentActors, id, (v) => !v.awaitingVerdict);
-    return { id, view };
+    return id;
   }
 
   /** The answer to a broadcasting request once its payment left the signing and first broadcast stages. */
@@ -345,26 +351,7 @@ export function createPaymentService(deps: {
       // A nonce asked for must be the one the record would allocate anyway (field `body.nonce`).
       if (asked !== null && pendingNonce !== null)
         checkNextNonce(wallet.id, chain.key, asked, pendingNonce, 'body.nonce');
-      if (terms) {
-        checkFirstAttemptFits(unsigned, terms.ceiling);
-        // The key names this operation for good: a replay answers its current state, even after the deadline.
-        idempotency!.expiresAt = null;
-        const id = randomUUID();
-        await host.spawn(paymentActors, id, {
-          apiKeyId: principal.keyId,
-          wallet,
-          chain,
-          chainRef,
-          intentKind: 'transfer',
-          signs: { kind: 'transfer', unsigned, pendingNonce },
-          record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
-          idempotency,
-          autoRetry: terms,
-        });
-        idempotency!.transactionId = id;
-        return { accepted: recordView(store.transactions.getAny(id)!) };
-      }
-      const { id, view } = await record({
+      const admission: PaymentAdmission = {
         apiKeyId: principal.keyId,
         wallet,
         chain,
@@ -373,7 +360,16 @@ export function createPaymentService(deps: {
         signs: { kind: 'transfer', unsigned, pendingNonce },
         record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
         idempotency,
-      });
+        autoRetry: terms,
+      };
+      if (terms) {
+        checkFirstAttemptFits(unsigned, terms.ceiling);
+        // The key names this operation for good: a replay answers its current state, even after the deadline.
+        idempotency!.expiresAt = null;
+        // Accepted now (202): the service carries it on; the partner follows the record.
+        return { accepted: recordView(store.transactions.getAny(await admit(admission))!) };
+      }
+      const { id, view } = await record(admission);
       return answer(id, view);
     },
 

@@ -140,7 +140,8 @@ export const ERROR_CATALOGUE = {
   },
   AUTO_RETRY_NOT_SUPPORTED: {
     status: 400,
-    meaning: '`autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.',
+    meaning:
+      '`autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.',
   },
   ADDRESS_SCREENING_UNAVAILABLE: { status: 400, meaning: '`addressScreening` is not available on this service.' },
   ...chainEntries,
