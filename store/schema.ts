@@ -221,6 +221,7 @@ export const transactions = sqliteTable(
     /** Solana: the transaction's blockhash and, when the service built it, its last valid block height. */
     recentBlockhash: text('recent_blockhash'),
     lastValidBlockHeight: integer('last_valid_block_height'),
+    /** The signed bytes the poller resends: the payment's, or an auto-retry payment's latest signed attempt. */
     signedTransaction: text('signed_transaction'),
     /** 1 while the payment holds its wallet and chain (its row in `holds`); its stored bytes are resent meanwhile. */
     unresolved: integer('unresolved').notNull().default(1),

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { keccak256 } from 'viem';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { dropTransaction, mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
@@ -228,6 +230,11 @@ test('held back by the chain: replaced three times (+12.5% each), then stopped; 
     );
     assert.equal(stopped.hash, attempts[0]!.hash, "the record's hash stays the original's");
     assert.equal(stopped.autoRetry.latestAttemptHash, attempts[3]!.hash);
+    // What the poller would send again while the node does not show it: the latest attempt, not the replaced original.
+    const db = new Database(path.join(svc.dataDir, 'service.db'), { readonly: true });
+    const stored = db.prepare('select signed_transaction as s from transactions where id = ?').get(id) as { s: string };
+    db.close();
+    assert.equal(keccak256(stored.s as `0x${string}`), attempts[3]!.hash);
     // The wallet stays held while the payment may execute.
     const busy = await send(w.id, {
       to,

@@ -108,20 +108,26 @@ test('a send the node took but answered "-32000 request timed out": the partner 
 test('receipts hidden for a while (a receipt index behind the state): the payment is never failed and confirms when they return', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A0002';
-  const r = await transfer(w.id, to);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  const hiddenFor = Date.now() + 3_000;
-  // Hidden until removed, after the hold is checked: a loaded machine must not let the receipts back in before it.
+  // Hidden from before the send until removed after the hold is checked: on a loaded machine the poller could
+  // otherwise see the receipt (and settle the payment) between the answer and the hiding.
   const unhide = [
     proxy.add({ method: 'eth_getTransactionReceipt', fault: { kind: 'result', result: null } }),
     proxy.add({ method: 'eth_getTransactionByHash', fault: { kind: 'result', result: null } }),
   ];
+  const r = await transfer(w.id, to);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const hiddenFor = Date.now() + 3_000;
   // Past finality while hidden: the finalized nonce passes the payment's, and the poller seeks a proof.
   const { seen } = await follow(w.id, r.body.transactionId, () => Date.now() > hiddenFor, 10_000);
   assert.ok(!seen.includes('failed'), `while receipts were hidden: ${seen.join(' → ')}`);
   const held = await transfer(w.id, to);
   for (const remove of unhide) remove();
-  assert.equal(held.body.code, 'WALLET_TRANSACTION_UNRESOLVED', 'the wallet is still held');
+  const during = await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions/${r.body.transactionId}`);
+  assert.equal(
+    held.body.code,
+    'WALLET_TRANSACTION_UNRESOLVED',
+    `the wallet is still held: ${held.status} ${JSON.stringify(held.body)}; the payment: ${JSON.stringify(during.body)}`,
+  );
   const { record: final, seen: after } = await follow(w.id, r.body.transactionId, (x) => x.status === 'confirmed');
   assert.ok(!after.includes('failed'), after.join(' → '));
   assert.equal(final.monitoring?.reason, undefined);

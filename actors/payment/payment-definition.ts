@@ -471,7 +471,11 @@ export function createPaymentDefinition(deps: {
         failureCode: failed ? c.failure!.code : null,
         failureMessage: failed ? c.failure!.message : null,
         monitoring: c.monitoring ? JSON.stringify(c.monitoring) : null,
-        signedTransaction: c.signedTransaction,
+        // The bytes the poller sends again while the node does not show the payment: an auto-retry payment's latest
+        // signed attempt (its earlier ones were replaced in the node's pool; sent again they are only refused).
+        signedTransaction:
+          c.autoRetry?.replacements.findLast((r) => r.signedTransaction !== null)?.signedTransaction ??
+          c.signedTransaction,
         attempts: attemptsJson(c.attempts),
         autoRetry: c.autoRetry ? autoRetryJson(c.autoRetry, c.nonce) : null,
         unresolved: !final && HOLDING.has(state) ? 1 : 0,
