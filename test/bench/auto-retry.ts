@@ -28,6 +28,7 @@ import { rpc } from '../../fixtures/evm-helpers.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
 import { countsBetween, formatCounts, formatLatency, startCountingRpcProxy } from './counting-rpc-proxy.ts';
+import { createWallets, fund } from './evm-wallets.ts';
 import { applianceProcesses, threadIds, withCpu } from './process-cpu.ts';
 
 const LEVELS = (process.env['BENCH_LEVELS'] ?? '10,100,1000').split(',').map(Number);
@@ -59,24 +60,6 @@ interface Row {
   failureCode: string | null;
 }
 
-/** Funds addresses in JSON-RPC batches of anvil_setBalance (1 ETH each). */
-async function fund(rpcUrl: string, addresses: string[]): Promise<void> {
-  for (let i = 0; i < addresses.length; i += 500) {
-    const batch = addresses.slice(i, i + 500).map((a, j) => ({
-      jsonrpc: '2.0',
-      id: j,
-      method: 'anvil_setBalance',
-      params: [a, '0xde0b6b3a7640000'],
-    }));
-    const r = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(batch),
-    });
-    await r.text();
-  }
-}
-
 /** The accounts' latest nonces, in batches. */
 async function nonces(rpcUrl: string, addresses: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
@@ -92,27 +75,6 @@ async function nonces(rpcUrl: string, addresses: string[]): Promise<Map<string, 
     const answers = (await r.json()) as Array<{ id: number; result?: string }>;
     for (const a of answers) out.set(slice[a.id]!, a.result === undefined ? Number.NaN : Number(a.result));
   }
-  return out;
-}
-
-/** Ready EVM wallets, created 32 at a time. */
-async function createWallets(url: string, headers: Record<string, string>, count: number, prefix: string) {
-  const out: Array<{ id: string; address: string }> = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < count) {
-        const i = next++;
-        const r = await fetch(`${url}/v1/wallets`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ type: 'EVM', userIdentifier: `${prefix}-${i}`, userIdentifierType: 'CUSTOM_ID' }),
-        });
-        if (r.status !== 201) throw new Error(`wallet creation answered ${r.status}: ${await r.text()}`);
-        out.push((await r.json()) as { id: string; address: string });
-      }
-    }),
-  );
   return out;
 }
 

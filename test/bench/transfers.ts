@@ -29,6 +29,7 @@ import { startAnvil } from '../../fixtures/anvil.ts';
 import { rpc } from '../../fixtures/evm-helpers.ts';
 import { createPartnerKey } from '../helpers/http.ts';
 import { BENCH_ADMIN_TOKEN, ROOT, startAppliance, stopAppliance } from './appliance.ts';
+import { createWallets, fund } from './evm-wallets.ts';
 import { formatPaced, pacedLoad } from './paced-load.ts';
 import { applianceProcesses, withCpu } from './process-cpu.ts';
 
@@ -42,45 +43,6 @@ const PENDING_LEVELS = [50, 500, 5000];
 /** When set, the API and the enclave write CPU profiles of the saturating phase (cpu-profile-preload.mjs). */
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
-
-/** Funds addresses in JSON-RPC batches of anvil_setBalance. */
-async function fund(rpcUrl: string, addresses: string[]): Promise<void> {
-  for (let i = 0; i < addresses.length; i += 500) {
-    const batch = addresses.slice(i, i + 500).map((a, j) => ({
-      jsonrpc: '2.0',
-      id: j,
-      method: 'anvil_setBalance',
-      params: [a, '0xde0b6b3a7640000'],
-    }));
-    const r = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(batch),
-    });
-    await r.text();
-  }
-}
-
-/** Ready EVM wallets, created `concurrency` at a time. */
-async function createWallets(url: string, headers: Record<string, string>, count: number, prefix: string) {
-  const out: Array<{ id: string; address: string }> = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < count) {
-        const i = next++;
-        const r = await fetch(`${url}/v1/wallets`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ type: 'EVM', userIdentifier: `${prefix}-${i}`, userIdentifierType: 'CUSTOM_ID' }),
-        });
-        if (r.status !== 201) throw new Error(`wallet creation answered ${r.status}: ${await r.text()}`);
-        out.push((await r.json()) as { id: string; address: string });
-      }
-    }),
-  );
-  return out;
-}
 
 /** Pre-signed native transfers from `count` distinct, funded accounts (index `offset` on). */
 async function presignedTransfers(rpcUrl: string, count: number, offset: number): Promise<string[]> {
