@@ -4,6 +4,7 @@ import { createActorHost } from '../actors/host/host.ts';
 import type { AnyMachineDefinition } from '../actors/host/types.ts';
 import { type ChainPoller, createChainPoller } from '../actors/payment/chain-poller.ts';
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
+import { createReplacementAuthority } from '../actors/payment/replacement-authority.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
 import { allowAllSignatures, type SignaturePolicy } from '../actors/signing/signature-policy.ts';
 import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
@@ -158,18 +159,11 @@ export async function startApi(
     chain: (key) => chains.get(key),
     monitorWindowMs: config.monitorWindowMs,
     replacementDelayMs: config.replacementDelayMs,
-    // The spec's end of signing authority: the API key rotated since admission, or the wallet claimed by its user.
-    authority: (input) => {
-      const key = input.apiKeyId === null ? undefined : store.apiKeys.get(input.apiKeyId);
-      if (
-        input.apiKeyId !== null &&
-        (!key || (key.rotatedAt !== null && Date.parse(key.rotatedAt) > input.admittedAt))
-      ) {
-        return 'SIGNING_AUTHORITY_ENDED';
-      }
-      if (store.wallets.getAny(input.walletId)?.claimedAt) return 'SIGNING_AUTHORITY_ENDED';
-      return null;
-    },
+    authority: createReplacementAuthority({
+      apiKeys: store.apiKeys,
+      wallets: store.wallets,
+      policy: opts.signaturePolicy ?? allowAllSignatures,
+    }),
   });
   const host = createActorHost({
     store: store.actors,

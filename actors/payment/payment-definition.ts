@@ -211,7 +211,7 @@ export function createPaymentDefinition(deps: {
   /** EVM_REPLACEMENT_DELAY_MS: the least time between an auto-retry attempt's send and its replacement (60 s). */
   replacementDelayMs?: number;
   /** Before each replacement: whether the authority that admitted the payment still stands (null), or why not. */
-  authority?(input: ReplacementInput): string | null;
+  authority?(input: ReplacementInput): Promise<string | null> | string | null;
   now?: () => number;
 }): PaymentDefinition {
   const now = deps.now ?? Date.now;

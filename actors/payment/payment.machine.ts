@@ -171,6 +171,8 @@ export interface ReplacementInput {
   projectId: string;
   walletId: string;
   admittedAt: number;
+  /** The chain the payment is for, as the policy sees it (the EVM chain id). */
+  chainId: string | null;
 }
 
 export type PaymentEvent =
@@ -748,6 +750,7 @@ export const paymentMachine = setup({
             projectId: context.projectId,
             walletId: context.walletId,
             admittedAt: context.preparedAt,
+            chainId: context.chainId,
           };
         },
         onDone: [

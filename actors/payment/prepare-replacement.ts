@@ -28,11 +28,11 @@ export function createPrepareReplacement(deps: {
    * Whether the authority that admitted the payment still stands (the spec: a rotated API key, a claimed wallet end
    * it): null when it does, else the stop reason.
    */
-  authority?(input: ReplacementInput): string | null;
+  authority?(input: ReplacementInput): Promise<string | null> | string | null;
   now: () => number;
 }) {
   return async (input: ReplacementInput): Promise<ReplacementPlan> => {
-    const ended = deps.authority?.(input) ?? null;
+    const ended = (await deps.authority?.(input)) ?? null;
     if (ended) return { kind: 'stop', reason: ended, at: deps.now() };
     const chain = deps.chain(input.chainKey);
     if (!chain?.replacementMarket || input.payload.family !== 'EVM') {

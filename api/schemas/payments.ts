@@ -171,7 +171,7 @@ export const AutoRetryView = Type.Object(
     }),
     reason: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED (resolved).',
+        'The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved).',
     }),
     maxExecutionFeeWei: Type.String(),
     expiresAt: Type.String({ format: 'date-time' }),

@@ -929,7 +929,7 @@ export interface components {
             autoRetry?: {
                 /** @description active, stopped or resolved: retry processing only (the outcome is `status`). */
                 state: string;
-                /** @description The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED (resolved). */
+                /** @description The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved). */
                 reason: string | null;
                 maxExecutionFeeWei: string;
                 /** Format: date-time */
