@@ -17,8 +17,8 @@ import { tempDataDir } from './helpers/service.ts';
 import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'auto-retry-crash-admin-token-0123456789';
-const WALLETS = 12;
-const KILLS = 4;
+const WALLETS = 6;
+const KILLS = 3;
 let sup: RunningSupervisor | undefined;
 let anvil: Anvil | undefined;
 let dataDir = '';
