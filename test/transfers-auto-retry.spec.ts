@@ -97,6 +97,16 @@ async function nonceOf(address: string): Promise<number> {
   return Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']));
 }
 
+/** Runs `fn` with anvil's automine off (attempts wait in the pool), and turns it back on whatever happens. */
+async function withMiningHeld(fn: () => Promise<void>): Promise<void> {
+  await setAutomine(anvil.rpcUrl, false);
+  try {
+    await fn();
+  } finally {
+    await setAutomine(anvil.rpcUrl, true);
+  }
+}
+
 /** Mines until the record is final; the poller needs finality (slotsInAnEpoch 1: two blocks). */
 async function mineUntilFinal(walletId: string, id: string) {
   for (let i = 0; i < 200; i++) {
@@ -210,8 +220,7 @@ test('held back by the chain: replaced three times (+12.5% each), then stopped; 
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7703';
   const estimate = await estimateFor(w.id, to);
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await send(w.id, { to, autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: inMinutes(10) } });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const id = r.body.transactionId;
@@ -262,17 +271,14 @@ test('held back by the chain: replaced three times (+12.5% each), then stopped; 
     assert.equal(final.monitoring?.winningHash, attempts[3]!.hash);
     assert.equal(await nonceOf(w.address), 1, 'one transaction from the wallet');
     assert.equal(await balance(to), 1000n, 'paid once');
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test('a ceiling the minimum increase does not fit stops the retry at once; the original still lands', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7704';
   const estimate = await estimateFor(w.id, to);
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await send(w.id, {
       to,
       autoRetry: { maxExecutionFeeWei: estimate.body.maxFee, expiresAt: inMinutes(10) },
@@ -290,9 +296,7 @@ test('a ceiling the minimum increase does not fit stops the retry at once; the o
     assert.equal(final.status, 'confirmed');
     assert.equal(final.monitoring?.winningHash, undefined, 'the original won');
     assert.equal(await balance(to), 1000n);
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test('funds short for a replacement: the retry stays active without a bump, and the original lands when mined', async () => {
@@ -300,8 +304,7 @@ test('funds short for a replacement: the retry stays active without a bump, and 
   // Enough for the first attempt, not for one 12.5% dearer.
   const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
   const to = '0x00000000000000000000000000000000000A7705';
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await send(w.id, { to, autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: inMinutes(10) } });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const waiting = await until(
@@ -315,9 +318,7 @@ test('funds short for a replacement: the retry stays active without a bump, and 
     const final = await mineUntilFinal(w.id, r.body.transactionId);
     assert.equal(final.status, 'confirmed');
     assert.equal(await balance(to), 1000n);
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test('the deadline stops the retry: no attempt is prepared after it', async () => {
@@ -325,8 +326,7 @@ test('the deadline stops the retry: no attempt is prepared after it', async () =
   const estimate = await estimateFor((await newWallet()).id, to);
   // Funds for the first attempt only: the retry waits (no replacement can be paid) until the deadline stops it.
   const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await send(w.id, {
       to,
       autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: new Date(Date.now() + 3_000).toISOString() },
@@ -344,9 +344,7 @@ test('the deadline stops the retry: no attempt is prepared after it', async () =
     assert.equal(final.status, 'confirmed');
     assert.equal(await nonceOf(w.address), 1);
     assert.equal(await balance(to), 1000n);
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test("the API key's rotation ends the signing authority: the retry stops before the next replacement", async () => {
@@ -360,8 +358,7 @@ test("the API key's rotation ends the signing authority: the retry stops before 
   const w = created.body as { id: string; address: string };
   await setBalance(anvil.rpcUrl, w.address, 10n ** 18n);
   const to = '0x00000000000000000000000000000000000A7707';
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await svc.v1(
       other.secret,
       'POST',
@@ -399,16 +396,13 @@ test("the API key's rotation ends the signing authority: the retry stops before 
     }
     assert.equal((await read()).status, 'confirmed', 'the original still lands');
     assert.equal(await balance(to), 1000n);
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test('a finalized nonce past every attempt, none executed: failed REPLACED, the retry resolved RECOVERY_NONCE_CONSUMED', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A7708';
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     const r = await send(w.id, { to, autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: inMinutes(10) } });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const stopped = await until(w.id, r.body.transactionId, (x) => x.autoRetry.state === 'stopped');
@@ -433,17 +427,14 @@ test('a finalized nonce past every attempt, none executed: failed REPLACED, the 
     // The hold is released: the wallet pays again.
     const next = await send(w.id, { to, value: '5' }, null);
     assert.equal(next.status, 200, JSON.stringify(next.body));
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
 
 test('manual cancellation of a stopped payment: only the spec payload, with its own record; the winner decides both', async () => {
   const w = await newWallet();
   const to = '0x00000000000000000000000000000000000A770A';
   const estimate = await estimateFor(w.id, to);
-  await setAutomine(anvil.rpcUrl, false);
-  try {
+  await withMiningHeld(async () => {
     // A ceiling the first replacement cannot fit: stopped at once, the original waiting in the pool.
     const r = await send(w.id, {
       to,
@@ -502,7 +493,5 @@ test('manual cancellation of a stopped payment: only the spec payload, with its 
     assert.equal(await nonceOf(w.address), 1);
     const free = await send(w.id, { to, value: '5' }, null);
     assert.equal(free.status, 200, JSON.stringify(free.body));
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
+  });
 });
