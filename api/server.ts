@@ -11,6 +11,7 @@ import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
 import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts';
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet/wallet-definition.ts';
+import type { PaymentFamily } from '../chains/domain/payments.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { socketOwners } from '../enclave/public.ts';
 import { createStore } from '../store/index.ts';
@@ -36,11 +37,14 @@ import type { ResolveAll } from './webhooks/target-guard.ts';
 
 /**
  * How long a node may not show a broadcast payment before the poller sends its exact bytes again (a node can drop a
- * transaction from its mempool or restart without it): thirty polling intervals, a minute at the default. A
- * payment waiting in a mempool is not shown either, and resending it costs the node a lookup each time.
+ * transaction from its mempool or restart without it). EVM: thirty polling intervals, a minute at the default: a
+ * payment waiting in a mempool is not shown either, and resending it costs the node a lookup each time. Solana: two
+ * intervals, four seconds at the default: a transaction the leaders dropped is gone, and its blockhash lives about a
+ * minute, so the identical bytes are sent again while it is valid (the spec's rule for auto-retry); a resend of bytes
+ * already in costs nothing and lands nothing twice.
  */
-function rebroadcastMs(pollIntervalMs: number): number {
-  return 30 * pollIntervalMs;
+function rebroadcastMs(family: PaymentFamily, pollIntervalMs: number): number {
+  return (family === 'SOLANA' ? 2 : 30) * pollIntervalMs;
 }
 
 /** Accept queue of the public listener. */
@@ -242,7 +246,7 @@ export async function startApi(
       transactions: store.transactions,
       host,
       intervalMs: config.chainPollIntervalMs,
-      rebroadcastMs: rebroadcastMs(config.chainPollIntervalMs),
+      rebroadcastMs: rebroadcastMs(chain.family, config.chainPollIntervalMs),
       onRound: (r) => metrics.observePollRound(r),
       log: (msg, err) => app.log.warn(err === undefined ? {} : { cause: describeCause(err) }, msg),
     }),

@@ -70,7 +70,29 @@ export interface SolanaUnsignedPayment {
   blockhash: string;
   /** Last block height at which `blockhash` is accepted. */
   lastValidBlockHeight: number;
+  /** The compute-unit price it bids (micro-lamports). */
+  computeUnitPrice: number;
+  /** Built within a fee ceiling (BuildOptions): base plus priority fee, lamports, decimal. */
+  fee?: string;
 }
+
+/** How a transfer is built beyond what the partner asked. */
+export interface BuildOptions {
+  /**
+   * Solana: an auto-retry transfer's fee ceiling (lamports, decimal): the priority fee is chosen so that base plus
+   * priority fee fit it. A ceiling below the base fee alone throws ChainInputError (`autoRetry.maxExecutionFeeLamports`).
+   */
+  feeCeiling?: string;
+}
+
+/**
+ * A Solana auto-retry transfer's next attempt, built once the previous one is proven expired: the same transfer with
+ * a fresh blockhash and a raised priority fee within the ceiling; or why none is made (the spec: "Solana funds
+ * insufficient or next attempt over ceiling" stop the retry).
+ */
+export type RebuiltTransfer =
+  | { kind: 'rebuilt'; unsigned: SolanaUnsignedPayment }
+  | { kind: 'stop'; reason: 'FEE_CEILING_REACHED' | 'INSUFFICIENT_FUNDS_FOR_REPLACEMENT'; message: string };
 
 export type UnsignedPayment = EvmUnsignedPayment | SolanaUnsignedPayment;
 
@@ -165,7 +187,19 @@ export interface PaymentChain {
    * priority fee, a fresh blockhash with its last valid block height. Throws ChainInputError for bad input (a
    * malformed address, a token that is not one) and ChainRpcError for what the node says.
    */
-  buildTransfer(from: string, intent: TransferIntent): Promise<UnsignedPayment>;
+  buildTransfer(from: string, intent: TransferIntent, options?: BuildOptions): Promise<UnsignedPayment>;
+
+  /**
+   * Solana: the next attempt of an auto-retry transfer (see RebuiltTransfer), from the same intent, with a fresh
+   * blockhash and a compute-unit price at least 12.5% above `raiseFrom` (the previous attempt's) or the market's,
+   * within `ceiling` (lamports); checked against the wallet's funds, read in the same round trip. Throws
+   * ChainRpcError when the node does not answer. EVM: not present (replacements keep the nonce and raise the fees).
+   */
+  rebuildTransfer?(
+    from: string,
+    intent: TransferIntent,
+    terms: { ceiling: string; raiseFrom: number },
+  ): Promise<RebuiltTransfer>;
 
   /** The fee preview of the same transfer, without signing. */
   estimateFee(from: string, intent: TransferIntent): Promise<FeeEstimate>;

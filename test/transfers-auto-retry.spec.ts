@@ -211,8 +211,10 @@ test('admission refusals name what is wrong, and leave nothing behind', async ()
     { to: '11111111111111111111111111111111', chainId: undefined, autoRetry: terms },
     'k-s',
   );
+  // A Solana wallet's ceiling is in lamports: the EVM field is refused by name.
   assert.equal(s.status, 400);
-  assert.equal(s.body.code, 'AUTO_RETRY_NOT_SUPPORTED');
+  assert.equal(s.body.code, 'INVALID_REQUEST');
+  assert.equal(s.body.field, 'body.autoRetry.maxExecutionFeeWei');
   assert.equal((await svc.v1(partner.secret, 'GET', `/wallets/${w.id}/transactions`)).body.data.length, 0);
 });
 

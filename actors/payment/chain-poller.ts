@@ -33,20 +33,36 @@ export const MAX_RESENT_PER_ROUND = 1_000;
  */
 const DELIVERY_CONCURRENCY = 64;
 
-/** Every hash that may take a record's nonce: its attempts' and its manual cancellations' (auto-retry), else its own. */
-function candidatesOf(r: { hash: string; attempts: string | null; cancellations: string | null }): string[] {
-  if (r.attempts === null) return [r.hash];
-  const hashes = (JSON.parse(r.attempts) as Array<{ hash: string | null }>)
-    .map((a) => a.hash)
-    .filter((h): h is string => h !== null);
-  if (r.cancellations !== null) hashes.push(...(JSON.parse(r.cancellations) as string[]));
-  return hashes.length > 0 ? hashes : [r.hash];
+/** One hash that may settle a record, with the last block height its blockhash is accepted at (Solana, when known). */
+interface Candidate {
+  hash: string;
+  lastValidBlockHeight?: number;
+}
+
+/**
+ * Every hash that may settle a record: its attempts' (each a candidate for the nonce on EVM, each its own blockhash's on
+ * Solana) and its manual cancellations' (auto-retry), else its own.
+ */
+function candidatesOf(r: { hash: string; attempts: string | null; cancellations: string | null }): Candidate[] {
+  if (r.attempts === null) return [{ hash: r.hash }];
+  const found: Candidate[] = [];
+  for (const a of JSON.parse(r.attempts) as Array<{ hash: string | null; lastValidBlockHeight?: number }>) {
+    if (a.hash === null) continue;
+    found.push(
+      typeof a.lastValidBlockHeight === 'number'
+        ? { hash: a.hash, lastValidBlockHeight: a.lastValidBlockHeight }
+        : { hash: a.hash },
+    );
+  }
+  if (r.cancellations !== null) for (const hash of JSON.parse(r.cancellations) as string[]) found.push({ hash });
+  return found.length > 0 ? found : [{ hash: r.hash }];
 }
 
 /**
  * What settles a payment, from what the chain shows of all its candidates at once: the first one included for good
- * (whichever attempt it is); or, when every candidate is proven unable to execute, that proof, unless the nonce was
- * taken by one of the candidates themselves (its inclusion is then still to be seen). Otherwise nothing yet.
+ * (whichever attempt it is); or, when every candidate is proven unable to execute, that proof (named by the latest
+ * candidate, so that a later set's proof is a new event), unless the nonce was taken by one of the candidates
+ * themselves (its inclusion is then still to be seen). Otherwise nothing yet.
  */
 function settledBy(
   hashes: readonly string[],
@@ -61,7 +77,7 @@ function settledBy(
   const takenByOurs = seen.some(
     (o) => o?.status === 'dropped' && o.reason === 'nonce_consumed' && hashes.includes(o.winningHash),
   );
-  return takenByOurs ? undefined : { hash: hashes[0]!, observation: seen[0]! };
+  return takenByOurs ? undefined : { hash: hashes[hashes.length - 1]!, observation: seen[0]! };
 }
 
 /** The inbox id of an observation: the same outcome seen again in a later round is applied once. */
@@ -129,27 +145,31 @@ export function createChainPoller(deps: {
     const candidates = new Map(rows.map((r) => [r.id, candidatesOf(r)]));
     const result = await chain.observe(
       rows.flatMap((r) =>
-        candidates.get(r.id)!.map((hash) => ({
-          hash,
-          from: r.from,
-          ...(r.nonce !== null ? { nonce: r.nonce } : {}),
-          ...(r.recentBlockhash !== null ? { blockhash: r.recentBlockhash } : {}),
-          ...(r.lastValidBlockHeight !== null ? { lastValidBlockHeight: r.lastValidBlockHeight } : {}),
-        })),
+        candidates.get(r.id)!.map((c) => {
+          // A Solana attempt's own blockhash bounds it; the record's columns are attempt 0's.
+          const height = c.lastValidBlockHeight ?? (c.hash === r.hash ? r.lastValidBlockHeight : null);
+          return {
+            hash: c.hash,
+            from: r.from,
+            ...(r.nonce !== null ? { nonce: r.nonce } : {}),
+            ...(r.recentBlockhash !== null && c.hash === r.hash ? { blockhash: r.recentBlockhash } : {}),
+            ...(height !== null ? { lastValidBlockHeight: height } : {}),
+          };
+        }),
       ),
     );
     const observeMs = performance.now() - observeStarted;
-    const due: Array<{ id: string; hash: string; observation: Observation; multi: boolean }> = [];
+    const due: Array<{ id: string; hash: string; observation: Observation; candidates: string[] }> = [];
     const resend: Array<{ id: string; hash: string }> = [];
     const at = now();
     for (const r of rows) {
-      const hashes = candidates.get(r.id)!;
+      const hashes = candidates.get(r.id)!.map((c) => c.hash);
       const verdict = settledBy(hashes, result.observations);
-      if (verdict) due.push({ id: r.id, ...verdict, multi: hashes.length > 1 });
-      const shown = hashes.some((h) => {
-        const o = result.observations.get(h);
-        return o !== undefined && o.status !== 'unknown';
-      });
+      if (verdict) due.push({ id: r.id, ...verdict, candidates: hashes });
+      // Shown: a candidate is in a block, or every one is proven unable to execute (nothing left to send). An expired
+      // Solana attempt beside a live one leaves the live one to send.
+      const seen = hashes.map((h) => result.observations.get(h));
+      const shown = seen.some((o) => o?.status === 'included') || seen.every((o) => o?.status === 'dropped');
       // A released record is only watched: its bytes may still land, but the service never sends them again.
       if (shown || r.unresolved !== 1) {
         lastSent.delete(r.hash);
@@ -169,15 +189,19 @@ export function createChainPoller(deps: {
     for (let i = 0; i < due.length; i += DELIVERY_CONCURRENCY) {
       const at = now();
       const outcomes = await Promise.allSettled(
-        due
-          .slice(i, i + DELIVERY_CONCURRENCY)
-          .map((d) =>
-            host.deliver(
-              d.id,
-              { type: 'OBSERVED', observation: d.observation, at, ...(d.multi ? { hash: d.hash } : {}) },
-              { id: observationId(d.hash, d.observation) },
-            ),
+        due.slice(i, i + DELIVERY_CONCURRENCY).map((d) =>
+          host.deliver(
+            d.id,
+            {
+              type: 'OBSERVED',
+              observation: d.observation,
+              at,
+              candidates: d.candidates,
+              ...(d.candidates.length > 1 ? { hash: d.hash } : {}),
+            },
+            { id: observationId(d.hash, d.observation) },
           ),
+        ),
       );
       for (const o of outcomes) {
         if (o.status === 'fulfilled') delivered += 1;

@@ -1,7 +1,7 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
 import { idempotencyKeyInUse, ServiceError } from '../../chains/domain/errors.ts';
 import type { IntentKind, TransactionStatus } from '../../chains/domain/payments.ts';
-import type { PaymentChain, UnsignedPayment } from '../../chains/payment-chain.ts';
+import type { PaymentChain, TransferIntent, UnsignedPayment } from '../../chains/payment-chain.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
@@ -68,8 +68,12 @@ function topState(value: StateValue): string {
 /** The record status a payment snapshot describes (released by the operator: the status it had then). */
 export function paymentStatus(snap: { value: StateValue; context: unknown }): TransactionStatus {
   const state = topState(snap.value);
-  if (state === 'operatorReleased') return (snap.context as PaymentContext).operatorRelease?.status ?? 'pending';
-  return STATUS_OF_STATE[state] ?? 'pending';
+  const c = snap.context as PaymentContext;
+  if (state === 'operatorReleased') return c.operatorRelease?.status ?? 'pending';
+  const status = STATUS_OF_STATE[state] ?? 'pending';
+  // Submitted means a node took the bytes: a Solana auto-retry payment whose first attempt expired unanswered is
+  // rebuilt without any node having taken one yet.
+  return status === 'submitted' && c.acceptedAt === null ? 'pending' : status;
 }
 
 /** What admitting a payment is given: who asks, with which wallet, on which chain, to sign what. */
@@ -93,8 +97,11 @@ export interface PaymentAdmission {
   record: { to: string | null; value: string | null; tokenAddress: string | null };
   /** The request's `Idempotency-Key`, written with the record (so a retry finds this payment), or null. */
   idempotency: IdempotencyClaim | null;
-  /** An auto-retry transfer's ceiling (wei) and deadline (epoch ms); null otherwise. */
-  autoRetry?: { ceiling: string; expiresAt: number } | null;
+  /**
+   * An auto-retry transfer's ceiling (wei or lamports) and deadline (epoch ms), and for Solana the transfer its rebuilt
+   * attempts build again; null otherwise.
+   */
+  autoRetry?: { ceiling: string; expiresAt: number; intent?: TransferIntent | null } | null;
   /**
    * A manual cancellation: the stopped payment holding the wallet whose nonce it competes for (the spec's procedure).
    * It is admitted beside that holder, which keeps the hold.
@@ -153,19 +160,26 @@ function v3AttemptStage(
   return c.unansweredBroadcasts > 0 ? 'submission_unknown' : 'signed';
 }
 
-/** An auto-retry payment's retrying as the record shows it (the spec's `autoRetry` object, without its attempts). */
-function autoRetryJson(r: AutoRetryProgress, nonce: number | null): string {
+/**
+ * An auto-retry payment's retrying as the record shows it (the spec's `autoRetry` object, without its attempts): the
+ * ceiling under its family's name; EVM's saved `nonce`, Solana's `network`.
+ */
+function autoRetryJson(
+  r: Pick<AutoRetryProgress, 'state' | 'reason' | 'ceiling' | 'expiresAt' | 'bumpCount'>,
+  payment: { nonce: number | null; network: string | null },
+): string {
+  const solana = payment.network !== null;
   return JSON.stringify({
     state: r.state,
     reason: r.reason,
-    maxExecutionFeeWei: r.ceiling,
+    ...(solana ? { network: payment.network, maxExecutionFeeLamports: r.ceiling } : { maxExecutionFeeWei: r.ceiling }),
     expiresAt: new Date(r.expiresAt).toISOString(),
-    nonce,
+    ...(solana ? {} : { nonce: payment.nonce }),
     bumpCount: r.bumpCount,
   });
 }
 
-/** The attempts as the record shows them (the spec's shape: ISO times). */
+/** The attempts as the record shows them (the spec's shape: ISO times; Solana's last valid block height). */
 function attemptsJson(attempts: readonly PaymentAttempt[]): string {
   return JSON.stringify(
     attempts.map((a) => ({
@@ -174,6 +188,7 @@ function attemptsJson(attempts: readonly PaymentAttempt[]): string {
       preparedAt: new Date(a.preparedAt).toISOString(),
       hash: a.hash,
       lastBroadcastAt: a.lastBroadcastAt === null ? null : new Date(a.lastBroadcastAt).toISOString(),
+      ...(typeof a.lastValidBlockHeight === 'number' ? { lastValidBlockHeight: a.lastValidBlockHeight } : {}),
     })),
   );
 }
@@ -274,14 +289,18 @@ export function createPaymentDefinition(deps: {
         resolvedAt: null,
         watched: 0,
         attempts: attemptsJson([
-          { ordinal: 0, stage: 'signing', preparedAt: Date.parse(createdAt), hash: null, lastBroadcastAt: null },
+          {
+            ordinal: 0,
+            stage: 'signing',
+            preparedAt: Date.parse(createdAt),
+            hash: null,
+            lastBroadcastAt: null,
+            lastValidBlockHeight: validity.lastValidBlockHeight,
+          },
         ]),
         cancels: a.cancels ?? null,
         autoRetry: a.autoRetry
-          ? autoRetryJson(
-              { ...a.autoRetry, replacementDelayMs, state: 'active', reason: null, bumpCount: 0, replacements: [] },
-              nonce,
-            )
+          ? autoRetryJson({ ...a.autoRetry, state: 'active', reason: null, bumpCount: 0 }, { nonce, network })
           : null,
         seq: deps.transactions.nextSeq(),
       });
@@ -308,6 +327,7 @@ export function createPaymentDefinition(deps: {
       nonce,
       monitorWindowMs: deps.monitorWindowMs,
       preparedAt: Date.parse(createdAt),
+      ...(validity.lastValidBlockHeight === null ? {} : { lastValidBlockHeight: validity.lastValidBlockHeight }),
       autoRetry: a.autoRetry ? { ...a.autoRetry, replacementDelayMs } : null,
     };
   }
@@ -477,7 +497,7 @@ export function createPaymentDefinition(deps: {
           c.autoRetry?.replacements.findLast((r) => r.signedTransaction !== null)?.signedTransaction ??
           c.signedTransaction,
         attempts: attemptsJson(c.attempts),
-        autoRetry: c.autoRetry ? autoRetryJson(c.autoRetry, c.nonce) : null,
+        autoRetry: c.autoRetry ? autoRetryJson(c.autoRetry, c) : null,
         unresolved: !final && HOLDING.has(state) ? 1 : 0,
         // Watched while its bytes exist and may still execute: until the chain settles it, also once released.
         watched: !final && c.hash !== null ? 1 : 0,

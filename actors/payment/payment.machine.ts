@@ -6,7 +6,7 @@ import type {
   SolanaNetwork,
   TransactionStatus,
 } from '../../chains/domain/payments.ts';
-import type { Observation } from '../../chains/payment-chain.ts';
+import type { Observation, TransferIntent } from '../../chains/payment-chain.ts';
 import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.ts';
 
 export type { PaymentPayload, SignedPayment };
@@ -37,18 +37,32 @@ export interface PaymentInput {
   monitorWindowMs: number;
   /** When the payment was admitted and its first attempt prepared (epoch ms). */
   preparedAt: number;
-  /** The terms of an auto-retry transfer (EVM); absent or null for every other payment. */
+  /** Solana: the last block height at which attempt 0's blockhash is accepted, when known (transfers). */
+  lastValidBlockHeight?: number | null;
+  /** The terms of an auto-retry transfer; absent or null for every other payment. */
   autoRetry?: AutoRetryTerms | null;
 }
 
 /** What an auto-retry transfer was admitted with (never changed by a replay of its request). */
 export interface AutoRetryTerms {
-  /** The most one attempt may cost, `gasLimit × maxFeePerGas` (or `× gasPrice`), in wei (decimal). */
+  /**
+   * The most one attempt may cost (decimal): EVM `gasLimit × maxFeePerGas` (or `× gasPrice`) in wei; Solana base plus
+   * priority fee in lamports.
+   */
   ceiling: string;
   /** No new attempt after this (epoch ms). */
   expiresAt: number;
-  /** The least time between an attempt's send and its replacement (EVM_REPLACEMENT_DELAY_MS). */
+  /**
+   * EVM: the least time between an attempt's send and its replacement (EVM_REPLACEMENT_DELAY_MS). Both families: how
+   * long a replacement that could not be priced (the node did not answer) waits before it is tried again (Solana: at
+   * most SOLANA_REBUILD_RETRY_MS).
+   */
   replacementDelayMs: number;
+  /**
+   * Solana: the transfer as the partner asked it, which each rebuilt attempt builds again with a fresh blockhash (an
+   * EVM replacement is the previous attempt with higher fees). Absent on EVM.
+   */
+  intent?: TransferIntent | null;
 }
 
 /** The most replacements an auto-retry payment makes (the spec: the original plus at most three). */
@@ -66,13 +80,23 @@ export interface AutoRetryProgress extends AutoRetryTerms {
   bumpCount: number;
   /** The replacements' payloads and signed bytes, by ordinal (1…3); attempt 0's are the context's own. */
   replacements: Array<{ ordinal: number; payload: PaymentPayload; signedTransaction: string | null }>;
+  /**
+   * Solana: the latest attempt proven expired (its blockhash past its last valid height at finalized commitment and
+   * its signature absent), and every attempt before it: none of them can ever execute. A rebuilt attempt is made only
+   * once every attempt with a hash is covered. Absent or null until the first proof.
+   */
+  expiredThrough?: number | null;
 }
 
-/** What the replacement effect decides (prepare-replacement.ts). */
+/**
+ * What the replacement effect decides (prepare-replacement.ts). `replace`: the next attempt's payload (Solana: with
+ * the last block height its fresh blockhash is accepted at). `stop`: with what the partner reads of it, when the
+ * reason alone does not say (Solana's funds, for instance).
+ */
 export type ReplacementPlan =
-  | { kind: 'replace'; payload: PaymentPayload; at: number }
+  | { kind: 'replace'; payload: PaymentPayload; at: number; lastValidBlockHeight?: number }
   | { kind: 'wait'; reason: string; at: number }
-  | { kind: 'stop'; reason: string; at: number };
+  | { kind: 'stop'; reason: string; at: number; message?: string };
 
 /**
  * Where an attempt stands (the spec's attempt stages), each durable before the step it names:
@@ -95,6 +119,8 @@ export interface PaymentAttempt {
   hash: string | null;
   /** When the service last sent its bytes itself (epoch ms); the poller's resends of unseen bytes do not count. */
   lastBroadcastAt: number | null;
+  /** Solana: the last block height at which the attempt's blockhash is accepted (absent where unknown, and on EVM). */
+  lastValidBlockHeight?: number | null;
 }
 
 export type PaymentFailureStage = FailureStage;
@@ -166,19 +192,25 @@ export interface ReplacementInput {
   from: string;
   payload: PaymentPayload;
   ceiling: string;
+  /** Solana: the transfer a rebuilt attempt builds again (AutoRetryTerms.intent); absent on EVM. */
+  intent?: TransferIntent | null;
   /** Whose authority signed the original: the API key, its project and wallet, and when (epoch ms). */
   apiKeyId: string | null;
   projectId: string;
   walletId: string;
   admittedAt: number;
-  /** The chain the payment is for, as the policy sees it (the EVM chain id). */
+  /** The chain the payment is for, as the policy sees it (the EVM chain id, the Solana network). */
   chainId: string | null;
 }
 
 export type PaymentEvent =
   | { type: 'WAKE'; at: number }
-  /** What the chain shows of the payment: of the candidate `hash` (absent: attempt 0's). */
-  | { type: 'OBSERVED'; observation: Observation; at: number; hash?: string }
+  /**
+   * What the chain shows of the payment: of the candidate `hash` (absent: attempt 0's). `candidates`: every hash the
+   * verdict was reached over (the chain poller's); a verdict that missed one of the payment's attempts (made after the
+   * poller read the record) proves nothing of it and is not applied. Absent in events stored before it was sent.
+   */
+  | { type: 'OBSERVED'; observation: Observation; at: number; hash?: string; candidates?: string[] }
   /** The operator releases the hold (admin API): the payment stops sending and keeps being watched. */
   | { type: 'OPERATOR_RELEASE'; reason: string; by: string; at: number };
 
@@ -193,6 +225,13 @@ export const PAYMENT_MACHINE_VERSION = 4;
 
 /** Broadcast retries after an unanswered attempt, spaced by this much (then the monitor window decides). */
 export const BROADCAST_RETRY_MS = 2_000;
+
+/**
+ * Solana: the most a rebuilt attempt that could not be prepared (the node did not answer) waits before it is tried
+ * again. Its predecessors are already proven expired, so every second without an attempt in flight is a second the
+ * payment cannot land; EVM waits EVM_REPLACEMENT_DELAY_MS, its attempt still being in the pool meanwhile.
+ */
+export const SOLANA_REBUILD_RETRY_MS = 5_000;
 
 /**
  * Failure stages of the signing effect's error codes; anything else failed the signing itself (`mpc_sign`), as does
@@ -261,10 +300,32 @@ function latestReplacement(context: PaymentContext) {
 function replacementWake(context: PaymentContext, attempts = context.attempts): number | null {
   const retry = context.autoRetry;
   if (retry?.state !== 'active') return null;
+  // Solana rebuilds an attempt on a proof of its predecessor's expiry, never on time: the deadline is its one wake.
+  if (context.family === 'SOLANA') return retry.expiresAt;
   const last = attempts[attempts.length - 1]!;
   const sent = last.lastBroadcastAt ?? last.preparedAt;
   return Math.min(sent + retry.replacementDelayMs, retry.expiresAt);
 }
+
+/**
+ * Solana: every attempt with a hash is proven expired (AutoRetryProgress.expiredThrough), so none can ever execute.
+ * An attempt without a hash never left the service (refused, or its signing uncertain): nothing of it can land.
+ */
+function allAttemptsExpired(context: PaymentContext): boolean {
+  const through = context.autoRetry?.expiredThrough;
+  if (through === undefined || through === null) return false;
+  return context.attempts.every((a) => a.hash === null || a.ordinal <= through);
+}
+
+/** Whether an OBSERVED verdict was reached over every attempt with a hash (PaymentEvent's `candidates`). */
+function coversAttempts(context: PaymentContext, event: PaymentEvent): boolean {
+  if (event.type !== 'OBSERVED' || event.candidates === undefined) return true;
+  const seen = new Set(event.candidates);
+  return context.attempts.every((a) => a.hash === null || seen.has(a.hash));
+}
+
+const expiredDrop = (event: PaymentEvent): boolean =>
+  event.type === 'OBSERVED' && event.observation.status === 'dropped' && event.observation.reason === 'expired';
 
 /** The auto-retry progress with `patch` applied (unchanged for a payment without auto-retry). */
 function retryWith(context: PaymentContext, patch: Partial<AutoRetryProgress>): AutoRetryProgress | null {
@@ -340,7 +401,39 @@ export const paymentMachine = setup({
       event.observation.status === 'included' &&
       event.observation.final &&
       !event.observation.success,
-    dropped: ({ event }) => event.type === 'OBSERVED' && event.observation.status === 'dropped',
+    dropped: ({ context, event }) =>
+      event.type === 'OBSERVED' && event.observation.status === 'dropped' && coversAttempts(context, event),
+    /**
+     * Solana auto-retry: every attempt is proven expired while the retry may still make one (under the attempt limit,
+     * before the deadline): a rebuilt attempt is prepared rather than the payment failed.
+     */
+    expiredRebuildable: ({ context, event }) =>
+      expiredDrop(event) &&
+      coversAttempts(context, event) &&
+      context.family === 'SOLANA' &&
+      context.autoRetry?.state === 'active' &&
+      context.autoRetry.bumpCount < MAX_REPLACEMENTS &&
+      (event as { at: number }).at < context.autoRetry.expiresAt,
+    /** Solana auto-retry while its next attempt is being prepared or signed: the proof that led here, seen again. */
+    rebuilding: ({ context, event }) =>
+      event.type === 'OBSERVED' && event.observation.status === 'dropped' && context.family === 'SOLANA',
+    allAttemptsExpired: ({ context }) => allAttemptsExpired(context),
+    /** Solana: a rebuilt attempt that could not be prepared yet is tried again (its predecessors all expired). */
+    rebuildDue: ({ context, event }) =>
+      event.type === 'WAKE' &&
+      context.family === 'SOLANA' &&
+      context.autoRetry?.state === 'active' &&
+      allAttemptsExpired(context) &&
+      event.at < context.autoRetry.expiresAt &&
+      event.at >= (context.wakeAt ?? 0),
+    /** Solana: the deadline passed with every attempt proven expired: nothing can land and nothing more is made. */
+    expiredAtDeadline: ({ context, event }) =>
+      event.type === 'WAKE' &&
+      context.family === 'SOLANA' &&
+      allAttemptsExpired(context) &&
+      context.autoRetry !== null &&
+      context.autoRetry !== undefined &&
+      event.at >= context.autoRetry.expiresAt,
     /** A final inclusion of a candidate that is none of the payment's attempts: its manual cancellation won. */
     cancelled: ({ context, event }) =>
       event.type === 'OBSERVED' &&
@@ -358,11 +451,13 @@ export const paymentMachine = setup({
       event.type === 'WAKE' && context.autoRetry?.state === 'active' && event.at >= context.autoRetry.expiresAt,
     retryExhausted: ({ context, event }) =>
       event.type === 'WAKE' &&
+      context.family === 'EVM' &&
       context.autoRetry?.state === 'active' &&
       context.autoRetry.bumpCount >= MAX_REPLACEMENTS &&
       event.at >= (replacementWake(context) ?? Number.POSITIVE_INFINITY),
     retryDue: ({ context, event }) =>
       event.type === 'WAKE' &&
+      context.family === 'EVM' &&
       context.autoRetry?.state === 'active' &&
       event.at >= (replacementWake(context) ?? Number.POSITIVE_INFINITY),
     planReplace: ({ event }) => (event as { output?: ReplacementPlan }).output?.kind === 'replace',
@@ -400,11 +495,20 @@ export const paymentMachine = setup({
         context.acceptedAt !== null ? 'monitor' : 'broadcast',
       );
       if (context.autoRetry && event.type === 'OBSERVED' && event.observation.status === 'dropped') {
-        // The spec: a finalized nonce past every saved attempt resolves the retry (no success event follows).
-        dropped.autoRetry = retryWith(context, {
-          state: 'resolved',
-          reason: event.observation.reason === 'nonce_consumed' ? 'RECOVERY_NONCE_CONSUMED' : 'TRANSACTION_EXPIRED',
-        });
+        // The spec: a finalized nonce past every saved attempt resolves the retry (no success event follows). Solana:
+        // every attempt expired (TRANSACTION_EXPIRED, the failure code); the reason says why none followed.
+        const retry = context.autoRetry;
+        const reason =
+          event.observation.reason === 'nonce_consumed'
+            ? 'RECOVERY_NONCE_CONSUMED'
+            : retry.state !== 'active'
+              ? (retry.reason ?? 'TRANSACTION_EXPIRED')
+              : retry.bumpCount >= MAX_REPLACEMENTS
+                ? 'ATTEMPT_LIMIT_REACHED'
+                : event.at >= retry.expiresAt
+                  ? 'DEADLINE_REACHED'
+                  : 'TRANSACTION_EXPIRED';
+        dropped.autoRetry = retryWith(context, { state: 'resolved', reason });
       }
       const released = context.monitoring?.operatorRelease;
       return released && dropped.monitoring
@@ -425,6 +529,32 @@ export const paymentMachine = setup({
         wakeAt: null,
       };
     }),
+    /** Solana: every attempt with a hash is proven expired; the next one is prepared (or, failing that, none). */
+    noteExpired: assign(({ context }) => {
+      const latest = context.attempts.reduce((n, a) => (a.hash !== null ? Math.max(n, a.ordinal) : n), 0);
+      return { autoRetry: retryWith(context, { expiredThrough: latest }), wakeAt: null };
+    }),
+    /**
+     * Solana: every attempt is proven expired and no further one is made (the deadline passed, the limit was reached,
+     * or the retry stopped: `params.reason`, else the stop plan's, else the retry's own). Nothing can land: the record
+     * fails with TRANSACTION_EXPIRED and the hold ends with the actor.
+     */
+    expireAll: assign(({ context, event }, params: { reason?: string } | undefined) => {
+      const plan = (event as { output?: ReplacementPlan }).output;
+      const stop = plan?.kind === 'stop' ? plan : null;
+      const reason = params?.reason ?? stop?.reason ?? context.autoRetry?.reason ?? 'TRANSACTION_EXPIRED';
+      const sent = context.attempts.filter((a) => a.hash !== null).length;
+      return {
+        failure: {
+          stage: context.acceptedAt !== null ? ('monitor' as const) : ('broadcast' as const),
+          code: 'TRANSACTION_EXPIRED',
+          message: `every attempt (${sent}) expired without landing: their blockhashes are past their last valid block height at finalized commitment and their signatures absent; no further attempt is made (${reason}${stop?.message ? `: ${stop.message}` : ''})`,
+        },
+        monitoring: { ...(context.monitoring ?? {}), reason: 'expired' },
+        autoRetry: retryWith(context, { state: 'resolved', reason }),
+        wakeAt: null,
+      };
+    }),
     /** No new attempt from now on (`reason`); the payment stays watched and held while an attempt may execute. */
     stopRetry: assign(({ context }, params: { reason: string }) => ({
       autoRetry: retryWith(context, { state: 'stopped', reason: params.reason }),
@@ -438,7 +568,14 @@ export const paymentMachine = setup({
       return {
         attempts: [
           ...context.attempts,
-          { ordinal, stage: 'signing' as const, preparedAt: plan.at, hash: null, lastBroadcastAt: null },
+          {
+            ordinal,
+            stage: 'signing' as const,
+            preparedAt: plan.at,
+            hash: null,
+            lastBroadcastAt: null,
+            ...(plan.lastValidBlockHeight === undefined ? {} : { lastValidBlockHeight: plan.lastValidBlockHeight }),
+          },
         ],
         autoRetry: {
           ...retry,
@@ -455,7 +592,11 @@ export const paymentMachine = setup({
       const reason = out?.kind === 'wait' ? out.reason : 'RPC_UNAVAILABLE';
       const at = out?.at ?? errorOf((event as { error?: unknown }).error).at ?? context.preparedAt;
       const retry = context.autoRetry!;
-      return { autoRetry: { ...retry, reason }, wakeAt: Math.min(at + retry.replacementDelayMs, retry.expiresAt) };
+      const delay =
+        context.family === 'SOLANA'
+          ? Math.min(retry.replacementDelayMs, SOLANA_REBUILD_RETRY_MS)
+          : retry.replacementDelayMs;
+      return { autoRetry: { ...retry, reason }, wakeAt: Math.min(at + delay, retry.expiresAt) };
     }),
     stopFromPlan: assign(({ context, event }) => {
       const out = (event as unknown as { output: Extract<ReplacementPlan, { kind: 'stop' }> }).output;
@@ -503,7 +644,10 @@ export const paymentMachine = setup({
       const attempts = withAttempt(context, last.ordinal, { stage, lastBroadcastAt: out.at });
       return {
         attempts,
-        ...(out.outcome === 'accepted' ? {} : { monitoring: { ...(context.monitoring ?? {}), error: out.message } }),
+        ...(out.outcome === 'accepted'
+          ? // A Solana payment whose first attempt no node took (it expired unanswered) is now on the network.
+            { acceptedAt: context.acceptedAt ?? out.at, broadcastAt: context.broadcastAt ?? out.at }
+          : { monitoring: { ...(context.monitoring ?? {}), error: out.message } }),
         wakeAt: replacementWake(context, attempts),
       };
     }),
@@ -528,6 +672,7 @@ export const paymentMachine = setup({
           reason: o.reason,
           ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}),
         },
+        autoRetry: retryWith(context, { state: 'resolved' }),
         wakeAt: null,
       };
     }),
@@ -576,7 +721,16 @@ export const paymentMachine = setup({
     acceptedAt: null,
     wakeAt: null,
     // Admission and the signing request commit together: attempt 0's first durable stage is `signing`.
-    attempts: [{ ordinal: 0, stage: 'signing', preparedAt: input.preparedAt, hash: null, lastBroadcastAt: null }],
+    attempts: [
+      {
+        ordinal: 0,
+        stage: 'signing',
+        preparedAt: input.preparedAt,
+        hash: null,
+        lastBroadcastAt: null,
+        ...(typeof input.lastValidBlockHeight === 'number' ? { lastValidBlockHeight: input.lastValidBlockHeight } : {}),
+      },
+    ],
     autoRetry: input.autoRetry
       ? { ...input.autoRetry, state: 'active', reason: null, bumpCount: 0, replacements: [] }
       : null,
@@ -663,6 +817,8 @@ export const paymentMachine = setup({
                 failure: { stage: 'broadcast' as const, code: o.code, message: o.message },
                 wakeAt: null,
                 attempts: withAttempt(context, 0, { lastBroadcastAt: o.at }),
+                // An auto-retry payment refused on its first send makes no other attempt: the refusal says why.
+                autoRetry: retryWith(context, { state: 'stopped', reason: o.code }),
               };
             }),
           },
@@ -707,6 +863,8 @@ export const paymentMachine = setup({
      */
     retrying: {
       on: {
+        // Solana auto-retry: attempt 0, never known taken, proven expired: a rebuilt attempt follows.
+        OBSERVED: { guard: 'expiredRebuildable', target: 'replacing', actions: 'noteExpired' },
         WAKE: [{ guard: 'windowOver', target: 'watching', actions: 'timedOut' }, { target: 'broadcasting' }],
         OPERATOR_RELEASE: {
           target: 'operatorReleased',
@@ -720,7 +878,15 @@ export const paymentMachine = setup({
      */
     submitted: {
       on: {
+        // Solana auto-retry: the latest attempt (and so every one) proven expired: the next is prepared.
+        OBSERVED: { guard: 'expiredRebuildable', target: 'replacing', actions: 'noteExpired' },
         WAKE: [
+          {
+            guard: 'expiredAtDeadline',
+            target: 'failed',
+            actions: { type: 'expireAll', params: { reason: 'DEADLINE_REACHED' } },
+          },
+          { guard: 'rebuildDue', target: 'replacing', actions: assign({ wakeAt: () => null }) },
           { guard: 'retryExpired', actions: { type: 'stopRetry', params: { reason: 'DEADLINE_REACHED' } } },
           { guard: 'retryExhausted', actions: { type: 'stopRetry', params: { reason: 'ATTEMPT_LIMIT_REACHED' } } },
           { guard: 'retryDue', target: 'replacing', actions: assign({ wakeAt: () => null }) },
@@ -733,10 +899,12 @@ export const paymentMachine = setup({
       },
     },
     /**
-     * Auto-retry (status `submitted`): the latest attempt was not included in time; the replacement effect prices the
-     * next one from the market and the wallet's balance (a read, at-least-once): replace, wait, or stop.
+     * Auto-retry (status `submitted`): the latest attempt was not included in time (EVM), or is proven expired
+     * (Solana); the replacement effect prices the next one from the market and the wallet's balance (a read,
+     * at-least-once): replace, wait, or stop. A Solana payment whose every attempt expired fails when it stops.
      */
     replacing: {
+      on: { OBSERVED: { guard: 'rebuilding' } },
       invoke: {
         src: 'prepareReplacement',
         input: ({ context }) => {
@@ -746,16 +914,18 @@ export const paymentMachine = setup({
             from: context.walletAddress,
             payload: r.length > 0 ? r[r.length - 1]!.payload : context.payload,
             ceiling: context.autoRetry!.ceiling,
+            ...(context.autoRetry!.intent ? { intent: context.autoRetry!.intent } : {}),
             apiKeyId: context.apiKeyId,
             projectId: context.projectId,
             walletId: context.walletId,
             admittedAt: context.preparedAt,
-            chainId: context.chainId,
+            chainId: context.chainId ?? context.network,
           };
         },
         onDone: [
           { guard: 'planReplace', target: 'signingReplacement', actions: 'addReplacement' },
           { guard: 'planWait', target: 'submitted', actions: 'waitForReplacement' },
+          { guard: 'allAttemptsExpired', target: 'failed', actions: 'expireAll' },
           { target: 'submitted', actions: 'stopFromPlan' },
         ],
         onError: { target: 'submitted', actions: 'waitForReplacement' },
@@ -763,6 +933,7 @@ export const paymentMachine = setup({
     },
     /** Auto-retry: the replacement is signed (at-most-once, like every signature). */
     signingReplacement: {
+      on: { OBSERVED: { guard: 'rebuilding' } },
       invoke: {
         src: 'sign',
         input: ({ context }) => ({
@@ -771,7 +942,11 @@ export const paymentMachine = setup({
           payload: latestReplacement(context).payload,
         }),
         onDone: { target: 'broadcastingReplacement', actions: 'replacementSigned' },
-        onError: { target: 'submitted', actions: 'replacementSignFailed' },
+        onError: [
+          // Solana: its predecessors all expired, and this one has no usable signature: nothing can land.
+          { guard: 'allAttemptsExpired', target: 'failed', actions: ['replacementSignFailed', 'expireAll'] },
+          { target: 'submitted', actions: 'replacementSignFailed' },
+        ],
       },
     },
     /** Auto-retry: the replacement's bytes are sent; whatever the verdict, the chain decides which attempt wins. */

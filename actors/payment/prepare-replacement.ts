@@ -1,6 +1,9 @@
 import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import { type EvmFees, replacementFees } from '../../chains/evm/replacement-fees.ts';
-import { ChainRpcError, type PaymentChain } from '../../chains/payment-chain.ts';
+import { ChainRpcError, type PaymentChain, type TransferIntent } from '../../chains/payment-chain.ts';
+import { paymentFamilies } from '../../chains/payment-families.ts';
+import { readComputeUnitPrice } from '../../chains/solana/read-compute-unit-price.ts';
+import type { SolanaPaymentPayload } from '../../chains/solana/solana-payments.ts';
 import type { ReplacementInput, ReplacementPlan } from './payment.machine.ts';
 
 /** The spec's EVM_REPLACEMENT_DELAY_MS default: a minute between an attempt's send and its replacement. */
@@ -17,10 +20,17 @@ function feesOf(tx: EvmPaymentPayload['transaction']): EvmFees {
     : { type: 0, gasLimit: BigInt(tx.gasLimit), gasPrice: BigInt(tx.gasPrice!) };
 }
 
+/** A failure of the node, with when it was seen: the machine counts its next look from it. */
+function seenAt(err: unknown, at: number): Error {
+  return Object.assign(err instanceof Error ? err : new Error(String(err)), { at });
+}
+
 /**
- * The auto-retry payment's replacement effect: reads the market and the wallet's balance from the node and prices
- * the next attempt (chains/evm/replacement-fees.ts): the same transaction, nonce and gas limit with higher fees, or
- * a reason to wait, or to stop. A node that does not answer throws (the machine waits and asks again later).
+ * The auto-retry payment's replacement effect. EVM: reads the market and the wallet's balance from the node and
+ * prices the next attempt (chains/evm/replacement-fees.ts): the same transaction, nonce and gas limit with higher
+ * fees, or a reason to wait, or to stop. Solana (asked only once every attempt is proven expired): builds the same
+ * transfer again with a fresh blockhash and a raised priority fee within the ceiling, or a reason to stop (funds,
+ * ceiling). A node that does not answer throws (the machine waits and asks again later).
  */
 export function createPrepareReplacement(deps: {
   chain(key: string): PaymentChain | undefined;
@@ -35,6 +45,9 @@ export function createPrepareReplacement(deps: {
     const ended = (await deps.authority?.(input)) ?? null;
     if (ended) return { kind: 'stop', reason: ended, at: deps.now() };
     const chain = deps.chain(input.chainKey);
+    if (chain?.rebuildTransfer && input.payload.family === 'SOLANA' && input.intent) {
+      return rebuild(chain, input as ReplacementInput & { intent: TransferIntent });
+    }
     if (!chain?.replacementMarket || input.payload.family !== 'EVM') {
       if (!chain) {
         throw Object.assign(
@@ -51,8 +64,7 @@ export function createPrepareReplacement(deps: {
     try {
       market = await chain.replacementMarket(input.from);
     } catch (err) {
-      // When the failure was seen: the machine counts its next look from it.
-      throw Object.assign(err instanceof Error ? err : new Error(String(err)), { at: deps.now() });
+      throw seenAt(err, deps.now());
     }
     const at = deps.now();
     const decision = replacementFees(
@@ -76,4 +88,28 @@ export function createPrepareReplacement(deps: {
     const payload: EvmPaymentPayload = { family: 'EVM', transaction };
     return { kind: 'replace', payload, at };
   };
+
+  async function rebuild(
+    chain: PaymentChain,
+    input: ReplacementInput & { intent: TransferIntent },
+  ): Promise<ReplacementPlan> {
+    let rebuilt: Awaited<ReturnType<NonNullable<PaymentChain['rebuildTransfer']>>>;
+    try {
+      rebuilt = await chain.rebuildTransfer!(input.from, input.intent, {
+        ceiling: input.ceiling,
+        raiseFrom: readComputeUnitPrice((input.payload as SolanaPaymentPayload).transaction),
+      });
+    } catch (err) {
+      throw seenAt(err, deps.now());
+    }
+    const at = deps.now();
+    if (rebuilt.kind === 'stop') return { kind: 'stop', reason: rebuilt.reason, message: rebuilt.message, at };
+    const { unsigned } = rebuilt;
+    return {
+      kind: 'replace',
+      payload: paymentFamilies.SOLANA.transferPayload(unsigned, null),
+      lastValidBlockHeight: unsigned.lastValidBlockHeight,
+      at,
+    };
+  }
 }

@@ -46,7 +46,11 @@ export const TransferBody = Type.Object(
             }),
           ),
           maxExecutionFeeLamports: Type.Optional(
-            Type.String({ maxLength: 20, description: 'SOLANA: not available in this version (refused).' }),
+            Type.String({
+              maxLength: 20,
+              description:
+                'SOLANA: the most one attempt may cost in fees (base plus priority fee), lamports; the service chooses the priority fee within it.',
+            }),
           ),
           expiresAt: Type.Optional(
             Type.String({ maxLength: 40, description: 'ISO 8601 with a time zone, within the next 24 hours.' }),
@@ -55,7 +59,7 @@ export const TransferBody = Type.Object(
         {
           additionalProperties: true,
           description:
-            'EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED).',
+            'Send with automatic retries until `expiresAt`: EVM fee replacements within `maxExecutionFeeWei` per attempt; SOLANA rebuilt attempts (a fresh blockhash, a raised priority fee) within `maxExecutionFeeLamports`, each only once the previous one is proven expired. Needs an Idempotency-Key; answers 202 with the record.',
         },
       ),
     ),
@@ -151,7 +155,11 @@ export const FeeEstimate = Type.Union([ref(EvmFeeEstimate), ref(SolanaFeeEstimat
 /** An attempt of an auto-retry payment (spec: `autoRetry.attempts`). */
 const AutoRetryAttempt = Type.Object(
   {
-    ordinal: Type.Integer({ minimum: 0, maximum: 3, description: '0: the original; 1-3: replacements.' }),
+    ordinal: Type.Integer({
+      minimum: 0,
+      maximum: 3,
+      description: '0: the original; 1-3: replacements (EVM) or rebuilt attempts (Solana).',
+    }),
     stage: Type.String({
       description:
         'prepared, signing, rejected, signed, submission_unknown, submitted. `signing` after a stop is uncertain and never signed again.',
@@ -159,6 +167,12 @@ const AutoRetryAttempt = Type.Object(
     preparedAt: Type.String({ format: 'date-time' }),
     hash: Type.Union([Type.String(), Type.Null()]),
     lastBroadcastAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastValidBlockHeight: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Solana only: the last block height at which the attempt's blockhash is accepted.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -171,11 +185,19 @@ export const AutoRetryView = Type.Object(
     }),
     reason: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved).',
+        'The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED, INSUFFICIENT_FUNDS_FOR_REPLACEMENT (Solana), or the code of a first send the node refused (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT (EVM), BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved, EVM). A Solana payment whose every attempt expired is resolved with the reason no further attempt was made (its failureCode is TRANSACTION_EXPIRED).',
     }),
-    maxExecutionFeeWei: Type.String(),
+    network: Type.Optional(Type.String({ description: 'Solana only: SOLANA or SOLANA_DEVNET, chosen at admission.' })),
+    maxExecutionFeeWei: Type.Optional(
+      Type.String({ description: 'EVM only: the fee ceiling of each attempt, as admitted (wei).' }),
+    ),
+    maxExecutionFeeLamports: Type.Optional(
+      Type.String({ description: 'Solana only: the fee ceiling of each attempt, as admitted (lamports).' }),
+    ),
     expiresAt: Type.String({ format: 'date-time' }),
-    nonce: Type.Union([Type.Integer(), Type.Null()]),
+    nonce: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], { description: 'EVM only: the saved payment nonce.' }),
+    ),
     bumpCount: Type.Integer({ minimum: 0, maximum: 3 }),
     latestAttemptHash: Type.Union([Type.String(), Type.Null()]),
     attempts: Type.Array(AutoRetryAttempt),

@@ -32,6 +32,7 @@ import { isPaymentFamily, PAYMENT_FAMILIES } from '../../chains/domain/payments.
 import { isCancellationOf } from '../../chains/evm/cancellation-shape.ts';
 import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
 import {
+  type BuildOptions,
   ChainRpcError,
   type EvmUnsignedPayment,
   type FeeEstimate,
@@ -82,13 +83,18 @@ export interface TransactionView {
   to?: string;
   value?: string;
   tokenAddress?: string;
-  /** The spec's `autoRetry` object: the single-record lookup of an auto-retry transfer only. */
+  /**
+   * The spec's `autoRetry` object: the single-record lookup of an auto-retry transfer only. EVM: `maxExecutionFeeWei`
+   * and `nonce`; Solana: `network`, `maxExecutionFeeLamports` and each attempt's `lastValidBlockHeight`.
+   */
   autoRetry?: {
     state: 'active' | 'stopped' | 'resolved';
     reason: string | null;
-    maxExecutionFeeWei: string;
+    network?: SolanaNetwork;
+    maxExecutionFeeWei?: string;
+    maxExecutionFeeLamports?: string;
     expiresAt: string;
-    nonce: number | null;
+    nonce?: number | null;
     bumpCount: number;
     latestAttemptHash: string | null;
     attempts: Array<{
@@ -97,6 +103,7 @@ export interface TransactionView {
       preparedAt: string;
       hash: string | null;
       lastBroadcastAt: string | null;
+      lastValidBlockHeight?: number;
     }>;
   };
   createdAt: string;
@@ -212,10 +219,10 @@ export function createPaymentService(deps: {
     };
   }
 
-  async function buildWithNonce(chain: PaymentChain, from: string, intent: TransferIntent) {
+  async function buildWithNonce(chain: PaymentChain, from: string, intent: TransferIntent, options?: BuildOptions) {
     try {
       const [unsigned, pendingNonce] = await Promise.all([
-        chain.buildTransfer(from, intent),
+        chain.buildTransfer(from, intent, options),
         chain.pendingNonce ? chain.pendingNonce(from) : Promise.resolve(null),
       ]);
       return { unsigned, pendingNonce };
@@ -246,22 +253,14 @@ export function createPaymentService(deps: {
   }
 
   /**
-   * The admission rules of an auto-retry transfer that do not need the chain (spec, "Transfer", `autoRetry`): an
-   * EVM wallet made through the API, an `Idempotency-Key`, a broadcast transfer, valid terms.
+   * The admission rules of an auto-retry transfer that do not need the chain (spec, "Transfer", `autoRetry`): a
+   * wallet made through the API, an `Idempotency-Key`, a broadcast transfer, valid terms for the wallet's family.
    */
   function autoRetryTerms(
     wallet: WalletRow & { type: PaymentFamily },
     body: TransferRequest,
     idempotency: IdempotencyClaim | null,
   ): { ceiling: string; expiresAt: number } {
-    if (wallet.type !== 'EVM') {
-      throw new ServiceError(
-        'AUTO_RETRY_NOT_SUPPORTED',
-        400,
-        'autoRetry is available for EVM wallets in this version; send this Solana transfer without it',
-        { details: { field: 'body.autoRetry' } },
-      );
-    }
     if (wallet.custody === 'pregen') {
       throw new ServiceError(
         'AUTO_RETRY_NOT_SUPPORTED',
@@ -280,7 +279,7 @@ export function createPaymentService(deps: {
         field: 'body.broadcast',
       });
     }
-    return chainInput('body', () => parseAutoRetryTerms(body.autoRetry, 'EVM', Date.now()));
+    return chainInput('body', () => parseAutoRetryTerms(body.autoRetry, wallet.type, Date.now()));
   }
 
   /**
@@ -339,7 +338,13 @@ export function createPaymentService(deps: {
       const { family, chain, chainRef, intent, nonce: asked } = transferTarget(principal, wallet, body);
       const broadcast = body.broadcast !== false;
       if (broadcast) checkHold(wallet.id, chain.key);
-      const { unsigned, pendingNonce } = await buildWithNonce(chain, wallet.address!, intent);
+      // Solana chooses the first attempt's priority fee within the ceiling; EVM's first attempt is checked against it.
+      const { unsigned, pendingNonce } = await buildWithNonce(
+        chain,
+        wallet.address!,
+        intent,
+        terms && family.family === 'SOLANA' ? { feeCeiling: terms.ceiling } : undefined,
+      );
       if (!broadcast) {
         // Sign-only: no record, nothing held; the nonce is the one asked for or the chain's pending one, unless a
         // payment holds it.
@@ -360,10 +365,11 @@ export function createPaymentService(deps: {
         signs: { kind: 'transfer', unsigned, pendingNonce },
         record: { to: intent.to, value: intent.value, tokenAddress: intent.tokenAddress ?? null },
         idempotency,
-        autoRetry: terms,
+        // Solana rebuilds each new attempt from the transfer itself (a fresh blockhash, a raised priority fee).
+        autoRetry: terms && { ...terms, ...(family.family === 'SOLANA' ? { intent } : {}) },
       };
       if (terms) {
-        checkFirstAttemptFits(unsigned, terms.ceiling);
+        if (family.family === 'EVM') checkFirstAttemptFits(unsigned, terms.ceiling);
         // The key names this operation for good: a replay answers its current state, even after the deadline.
         idempotency!.expiresAt = null;
         // Accepted now (202): the service carries it on; the partner follows the record.

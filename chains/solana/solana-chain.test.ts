@@ -346,6 +346,99 @@ describe('Solana chain against the façade', () => {
     }
   });
 
+  it('builds within a fee ceiling: the price is bid down to fit, and a ceiling below the base fee is refused', async () => {
+    await control.setPrioritizationFee(200_000);
+    try {
+      const from = wallet.publicKey.toBase58();
+      const intent: TransferIntent = { kind: 'NATIVE', to: address(), value: '1000' };
+      const free = (await chain.buildTransfer(from, intent)) as SolanaUnsignedPayment;
+      assert.equal(free.computeUnitPrice, 200_000);
+      assert.equal(free.fee, undefined);
+      // 5,000 base + 10 lamports of priority over a native transfer's 1,000 units: at most 10,000 µ-lamports.
+      const capped = (await chain.buildTransfer(from, intent, { feeCeiling: '5010' })) as SolanaUnsignedPayment;
+      assert.equal(capped.computeUnitPrice, 10_000);
+      assert.equal(capped.fee, '5010');
+      const budget = ComputeBudgetInstruction.decodeSetComputeUnitPrice(
+        Transaction.from(Buffer.from(capped.transaction, 'base64')).instructions[1]!,
+      );
+      assert.equal(budget.microLamports, 10_000n, 'the transaction bids what it reports');
+      const roomy = (await chain.buildTransfer(from, intent, { feeCeiling: '1000000' })) as SolanaUnsignedPayment;
+      assert.equal(roomy.computeUnitPrice, 200_000, 'the market price when it fits');
+      await assert.rejects(
+        chain.buildTransfer(from, intent, { feeCeiling: '4999' }),
+        (e: unknown) => e instanceof ChainInputError && e.field === 'autoRetry.maxExecutionFeeLamports',
+      );
+    } finally {
+      await control.setPrioritizationFee(0);
+    }
+  });
+
+  it('rebuilds an attempt with a fresh blockhash and a raised price, or says why not (funds, ceiling)', async () => {
+    const payer = Keypair.generate();
+    await airdrop(connection, payer.publicKey, 10_000_000);
+    const from = payer.publicKey.toBase58();
+    const first = await buildSol(payer, address(), '1000000');
+    await control.advanceSlots(3);
+    const rebuilt = await chain.rebuildTransfer!(
+      from,
+      { kind: 'NATIVE', to: address(), value: '1000000' },
+      {
+        ceiling: '1000000',
+        raiseFrom: 8_000,
+      },
+    );
+    assert.equal(rebuilt.kind, 'rebuilt');
+    if (rebuilt.kind !== 'rebuilt') return;
+    assert.equal(rebuilt.unsigned.computeUnitPrice, 9_000, '8,000 × 1.125');
+    assert.notEqual(rebuilt.unsigned.blockhash, first.blockhash);
+    assert.ok(rebuilt.unsigned.lastValidBlockHeight > first.lastValidBlockHeight);
+    // What it built lands as it is.
+    const { signed, hash } = sign(rebuilt.unsigned, payer);
+    await chain.broadcast(signed);
+    await waitForSignature(connection, hash, 'confirmed');
+
+    const short = await chain.rebuildTransfer!(
+      from,
+      { kind: 'NATIVE', to: address(), value: '9990000' },
+      {
+        ceiling: '1000000',
+        raiseFrom: 0,
+      },
+    );
+    assert.equal(short.kind, 'stop');
+    assert.equal(short.kind === 'stop' && short.reason, 'INSUFFICIENT_FUNDS_FOR_REPLACEMENT');
+    assert.match(
+      short.kind === 'stop' ? short.message : '',
+      /holds \d+ lamports; the next attempt needs 9995000 \(9990000 to send and 5000 in fees\)/,
+    );
+
+    const mint = await createTestMint(connection, mintAuthority, { decimals: 0 });
+    await mintTokens(connection, mintAuthority, mint, payer.publicKey, 5n);
+    const token = (value: string) =>
+      chain.rebuildTransfer!(
+        from,
+        { kind: 'SPL', to: address(), value, tokenAddress: mint.toBase58() },
+        {
+          ceiling: '1000000',
+          raiseFrom: 0,
+        },
+      );
+    assert.equal((await token('5')).kind, 'rebuilt');
+    const tokenShort = await token('6');
+    assert.equal(tokenShort.kind === 'stop' && tokenShort.reason, 'INSUFFICIENT_FUNDS_FOR_REPLACEMENT');
+    assert.match(tokenShort.kind === 'stop' ? tokenShort.message : '', /holds 5 of the token/);
+
+    const over = await chain.rebuildTransfer!(
+      from,
+      { kind: 'NATIVE', to: address(), value: '1' },
+      {
+        ceiling: '4999',
+        raiseFrom: 0,
+      },
+    );
+    assert.equal(over.kind === 'stop' && over.reason, 'FEE_CEILING_REACHED');
+  });
+
   it('refuses what is not a mint with INVALID_TOKEN, and a token account as recipient', async () => {
     const from = wallet.publicKey.toBase58();
     const spl = (tokenAddress: string, to = address()): TransferIntent => ({

@@ -12,6 +12,7 @@ import {
   type Mint,
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
+  unpackAccount,
   unpackMint,
 } from '@solana/spl-token';
 import { ComputeBudgetProgram, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
@@ -26,6 +27,7 @@ import {
   type ObserveItem,
   type ObserveRound,
   type PaymentChain,
+  type RebuiltTransfer,
   type SolanaUnsignedPayment,
   type TransferIntent,
 } from '../payment-chain.ts';
@@ -39,6 +41,7 @@ import {
   type SolanaRpcCall,
   type SolanaRpcOutcome,
 } from './create-solana-rpc.ts';
+import { fitComputeUnitPrice } from './fit-compute-unit-price.ts';
 import { createSolanaObserveMemory, observeSolanaSignatures } from './observe-solana-signatures.ts';
 import { parseSolanaAddress } from './parse-solana-address.ts';
 import { parseU64Amount } from './parse-u64-amount.ts';
@@ -84,6 +87,26 @@ interface PreparedTransfer {
   computeUnitPrice: number;
   /** Data length of the recipient's associated token account when the transfer creates it. */
   createdAccountSize?: number;
+  /** Base plus priority fee (lamports), when a ceiling was given: what the attempt costs at most. */
+  fee?: bigint;
+  /** What the wallet holds (read in the same batch, when asked): lamports, and of the token for an SPL transfer. */
+  funds?: { lamports: bigint; token: bigint | null };
+}
+
+/** How a transfer's priority fee is chosen, beyond the market's price; and whether the wallet's funds are read. */
+interface PrepareOptions {
+  /** Base plus priority fee at most this (lamports): an auto-retry transfer's `maxExecutionFeeLamports`. */
+  ceiling?: bigint;
+  /** A rebuilt attempt: the previous attempt's compute-unit price, which it outbids (fitComputeUnitPrice). */
+  raiseFrom?: number;
+  withFunds?: boolean;
+}
+
+/** The base fee alone is above an auto-retry transfer's ceiling: no attempt can fit it. */
+class FeeCeilingTooLow extends Error {
+  constructor(readonly baseFee: bigint) {
+    super(`the base fee alone, ${baseFee} lamports, is above the fee ceiling`);
+  }
 }
 
 interface EncodedAccount {
@@ -173,6 +196,15 @@ function readMint(mintAddress: PublicKey, account: EncodedAccount | null): { min
   return { mint, programId };
 }
 
+/** The amount a token account holds (a wallet's source account of an SPL transfer). */
+function readTokenAmount(address: PublicKey, account: EncodedAccount, programId: PublicKey): bigint {
+  try {
+    return unpackAccount(address, account, programId).amount;
+  } catch {
+    throw malformed('getMultipleAccounts');
+  }
+}
+
 function parseIntent(from: unknown, intent: unknown) {
   const wallet = parseSolanaAddress(from, 'from');
   if (!isPlainObject(intent)) throw new ChainInputError('the transfer must be an object');
@@ -229,25 +261,75 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     proofAfterMs: config.expiryProofAfterMs ?? DEFAULT_EXPIRY_PROOF_AFTER_MS,
   });
 
-  async function prepare(from: string, intent: TransferIntent, counter?: RoundTripCounter): Promise<PreparedTransfer> {
+  /**
+   * The compute-unit price a transfer bids: the market's (chooseComputeUnitPrice), or within a ceiling
+   * (fitComputeUnitPrice; throws FeeCeilingTooLow when nothing fits). Its most fee when a ceiling was given.
+   */
+  function price(
+    feesOutcome: SolanaRpcOutcome | undefined,
+    computeUnitLimit: number,
+    opts: PrepareOptions,
+  ): { computeUnitPrice: number; fee?: bigint } {
+    const market = chooseComputeUnitPrice(resultOf(feesOutcome, 'getRecentPrioritizationFees'));
+    if (opts.ceiling === undefined) return { computeUnitPrice: market };
+    const fitted = fitComputeUnitPrice({
+      market,
+      computeUnitLimit,
+      ceiling: opts.ceiling,
+      ...(opts.raiseFrom === undefined ? {} : { raiseFrom: opts.raiseFrom }),
+    });
+    if (!fitted.fits) throw new FeeCeilingTooLow(fitted.baseFee);
+    return { computeUnitPrice: fitted.computeUnitPrice, fee: fitted.baseFee + fitted.priorityFee };
+  }
+
+  const balanceCall = (wallet: PublicKey): SolanaRpcCall => ({
+    method: 'getBalance',
+    params: [wallet.toBase58(), { commitment: READ_COMMITMENT }],
+  });
+
+  function readBalance(outcome: SolanaRpcOutcome | undefined): bigint {
+    const result = resultOf(outcome, 'getBalance');
+    const value = isPlainObject(result) ? result['value'] : undefined;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw malformed('getBalance');
+    return BigInt(value);
+  }
+
+  async function prepare(
+    from: string,
+    intent: TransferIntent,
+    counter?: RoundTripCounter,
+    opts: PrepareOptions = {},
+  ): Promise<PreparedTransfer> {
     const parsed = parseIntent(from, intent);
     const { wallet, to, amount } = parsed;
     const blockhashCall = { method: 'getLatestBlockhash', params: [{ commitment: READ_COMMITMENT }] };
 
     if (parsed.kind === 'NATIVE') {
-      const [blockhashOutcome, feesOutcome] = await rpc.send(
-        [blockhashCall, { method: 'getRecentPrioritizationFees', params: [[wallet.toBase58(), to.toBase58()]] }],
+      const [blockhashOutcome, feesOutcome, balanceOutcome] = await rpc.send(
+        [
+          blockhashCall,
+          { method: 'getRecentPrioritizationFees', params: [[wallet.toBase58(), to.toBase58()]] },
+          ...(opts.withFunds ? [balanceCall(wallet)] : []),
+        ],
         counter,
       );
       const { blockhash, lastValidBlockHeight } = readBlockhash(blockhashOutcome);
-      const computeUnitPrice = chooseComputeUnitPrice(resultOf(feesOutcome, 'getRecentPrioritizationFees'));
       const computeUnitLimit = COMPUTE_UNIT_LIMIT.native;
+      const { computeUnitPrice, fee } = price(feesOutcome, computeUnitLimit, opts);
       const transaction = new Transaction({ feePayer: wallet, blockhash, lastValidBlockHeight }).add(
         ComputeBudgetProgram.setComputeUnitLimit({ units: computeUnitLimit }),
         ComputeBudgetProgram.setComputeUnitPrice({ microLamports: computeUnitPrice }),
         SystemProgram.transfer({ fromPubkey: wallet, toPubkey: to, lamports: amount }),
       );
-      return { transaction, blockhash, lastValidBlockHeight, computeUnitLimit, computeUnitPrice };
+      return {
+        transaction,
+        blockhash,
+        lastValidBlockHeight,
+        computeUnitLimit,
+        computeUnitPrice,
+        ...(fee === undefined ? {} : { fee }),
+        ...(opts.withFunds ? { funds: { lamports: readBalance(balanceOutcome), token: null } } : {}),
+      };
     }
 
     // The mint's owner decides the token program, and the program is part of the associated token account's
@@ -256,25 +338,28 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     const programs = [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID];
     const sources = programs.map((id) => getAssociatedTokenAddressSync(mintAddress, wallet, true, id));
     const destinations = programs.map((id) => getAssociatedTokenAddressSync(mintAddress, to, true, id));
-    const [blockhashOutcome, accountsOutcome, feesOutcome] = await rpc.send(
+    // With the funds: the wallet's token accounts of both programs too, and its balance.
+    const read = [mintAddress, to, ...destinations, ...(opts.withFunds ? sources : [])];
+    const [blockhashOutcome, accountsOutcome, feesOutcome, balanceOutcome] = await rpc.send(
       [
         blockhashCall,
         {
           method: 'getMultipleAccounts',
-          params: [
-            [mintAddress, to, ...destinations].map((key) => key.toBase58()),
-            { encoding: 'base64', commitment: READ_COMMITMENT },
-          ],
+          params: [read.map((key) => key.toBase58()), { encoding: 'base64', commitment: READ_COMMITMENT }],
         },
         {
           method: 'getRecentPrioritizationFees',
           params: [[wallet, ...sources, ...destinations].map((key) => key.toBase58())],
         },
+        ...(opts.withFunds ? [balanceCall(wallet)] : []),
       ],
       counter,
     );
     const { blockhash, lastValidBlockHeight } = readBlockhash(blockhashOutcome);
-    const [mintAccount, toAccount, ...destinationAccounts] = readAccounts(accountsOutcome, 2 + destinations.length);
+    const accounts = readAccounts(accountsOutcome, read.length);
+    const [mintAccount, toAccount] = accounts;
+    const destinationAccounts = accounts.slice(2, 2 + destinations.length);
+    const sourceAccounts = accounts.slice(2 + destinations.length);
     const { mint, programId } = readMint(mintAddress, mintAccount!);
     if (toAccount && programs.some((id) => id.equals(toAccount.owner))) {
       throw new ChainInputError(
@@ -286,8 +371,8 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     const source = sources[programIndex]!;
     const destination = destinations[programIndex]!;
     const createsAccount = destinationAccounts[programIndex] === null;
-    const computeUnitPrice = chooseComputeUnitPrice(resultOf(feesOutcome, 'getRecentPrioritizationFees'));
     const computeUnitLimit = createsAccount ? COMPUTE_UNIT_LIMIT.tokenWithAccountCreation : COMPUTE_UNIT_LIMIT.token;
+    const { computeUnitPrice, fee } = price(feesOutcome, computeUnitLimit, opts);
     const transaction = new Transaction({ feePayer: wallet, blockhash, lastValidBlockHeight }).add(
       ComputeBudgetProgram.setComputeUnitLimit({ units: computeUnitLimit }),
       ComputeBudgetProgram.setComputeUnitPrice({ microLamports: computeUnitPrice }),
@@ -313,7 +398,15 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
       lastValidBlockHeight,
       computeUnitLimit,
       computeUnitPrice,
+      ...(fee === undefined ? {} : { fee }),
     };
+    if (opts.withFunds) {
+      const held = sourceAccounts[programIndex];
+      prepared.funds = {
+        lamports: readBalance(balanceOutcome),
+        token: held ? readTokenAmount(source, held, programId) : 0n,
+      };
+    }
     if (createsAccount) {
       // Token-2022 associated accounts carry ImmutableOwner, plus the account side of the mint's extensions.
       const extensions = new Set(
@@ -325,6 +418,18 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
       prepared.createdAccountSize = programId.equals(TOKEN_PROGRAM_ID) ? ACCOUNT_SIZE : getAccountLen([...extensions]);
     }
     return prepared;
+  }
+
+  function unsignedOf(prepared: PreparedTransfer): SolanaUnsignedPayment {
+    const wire = prepared.transaction.serialize({ requireAllSignatures: false, verifySignatures: false });
+    return {
+      family: 'SOLANA',
+      transaction: wire.toString('base64'),
+      blockhash: prepared.blockhash,
+      lastValidBlockHeight: prepared.lastValidBlockHeight,
+      computeUnitPrice: prepared.computeUnitPrice,
+      ...(prepared.fee === undefined ? {} : { fee: prepared.fee.toString() }),
+    };
   }
 
   async function isBlockhashValid(blockhash: string): Promise<boolean> {
@@ -346,10 +451,59 @@ export function createSolanaChain(config: SolanaChainConfig): PaymentChain {
     key: `solana:${config.network}`,
     environment: config.environment,
 
-    async buildTransfer(from, intent): Promise<SolanaUnsignedPayment> {
-      const { transaction, blockhash, lastValidBlockHeight } = await prepare(from, intent);
-      const wire = transaction.serialize({ requireAllSignatures: false, verifySignatures: false });
-      return { family: 'SOLANA', transaction: wire.toString('base64'), blockhash, lastValidBlockHeight };
+    async buildTransfer(from, intent, options): Promise<SolanaUnsignedPayment> {
+      let prepared: PreparedTransfer;
+      try {
+        prepared = await prepare(
+          from,
+          intent,
+          undefined,
+          options?.feeCeiling === undefined ? {} : { ceiling: BigInt(options.feeCeiling) },
+        );
+      } catch (err) {
+        if (!(err instanceof FeeCeilingTooLow)) throw err;
+        throw new ChainInputError(
+          `autoRetry.maxExecutionFeeLamports ${options!.feeCeiling} is below the base fee alone (${err.baseFee} lamports): no attempt can fit it`,
+          'autoRetry.maxExecutionFeeLamports',
+        );
+      }
+      return unsignedOf(prepared);
+    },
+
+    async rebuildTransfer(from, intent, terms): Promise<RebuiltTransfer> {
+      let prepared: PreparedTransfer;
+      try {
+        prepared = await prepare(from, intent, undefined, {
+          ceiling: BigInt(terms.ceiling),
+          raiseFrom: terms.raiseFrom,
+          withFunds: true,
+        });
+      } catch (err) {
+        if (!(err instanceof FeeCeilingTooLow)) throw err;
+        return {
+          kind: 'stop',
+          reason: 'FEE_CEILING_REACHED',
+          message: `the base fee alone (${err.baseFee} lamports) is above the ceiling of ${terms.ceiling} lamports`,
+        };
+      }
+      const fee = prepared.fee!;
+      const { lamports, token } = prepared.funds!;
+      const native = intent.kind === 'NATIVE' ? BigInt(intent.value) : 0n;
+      if (lamports < native + fee) {
+        return {
+          kind: 'stop',
+          reason: 'INSUFFICIENT_FUNDS_FOR_REPLACEMENT',
+          message: `the wallet holds ${lamports} lamports; the next attempt needs ${native + fee} (${native > 0n ? `${native} to send and ` : ''}${fee} in fees)`,
+        };
+      }
+      if (token !== null && token < BigInt(intent.value)) {
+        return {
+          kind: 'stop',
+          reason: 'INSUFFICIENT_FUNDS_FOR_REPLACEMENT',
+          message: `the wallet holds ${token} of the token; the transfer sends ${intent.value}`,
+        };
+      }
+      return { kind: 'rebuilt', unsigned: unsignedOf(prepared) };
     },
 
     async estimateFee(from, intent): Promise<FeeEstimate> {

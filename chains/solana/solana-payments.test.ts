@@ -66,7 +66,13 @@ describe('solanaPayments', () => {
 
   it('signs the message bytes with ed25519; web3.js verifies the result and its id is the first signature', async () => {
     const payload = solanaPayments.transferPayload(
-      { family: 'SOLANA', transaction: transfer(), blockhash: BLOCKHASH, lastValidBlockHeight: 90 },
+      {
+        family: 'SOLANA',
+        transaction: transfer(),
+        blockhash: BLOCKHASH,
+        lastValidBlockHeight: 90,
+        computeUnitPrice: 0,
+      },
       null,
     );
     assert.deepEqual(
@@ -75,6 +81,7 @@ describe('solanaPayments', () => {
         transaction: payload.transaction,
         blockhash: BLOCKHASH,
         lastValidBlockHeight: 90,
+        computeUnitPrice: 0,
       }),
       { recentBlockhash: BLOCKHASH, lastValidBlockHeight: 90 },
     );
