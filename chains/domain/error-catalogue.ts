@@ -141,7 +141,7 @@ export const ERROR_CATALOGUE = {
   AUTO_RETRY_NOT_SUPPORTED: {
     status: 400,
     meaning:
-      '`autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.',
+      '`autoRetry` is not available for this wallet: pre-generated wallets (auto-retry needs a wallet created through the API).',
   },
   ADDRESS_SCREENING_UNAVAILABLE: { status: 400, meaning: '`addressScreening` is not available on this service.' },
   ...chainEntries,
