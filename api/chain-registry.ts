@@ -4,13 +4,11 @@ import { chainKey } from '../chains/domain/payments.ts';
 import type { KeyEnvironment } from '../chains/domain/projects.ts';
 import type { PaymentChain } from '../chains/payment-chain.ts';
 import { paymentFamilies } from '../chains/payment-families.ts';
+import type { ChainConfig } from '../chains/payment-family.ts';
 import type { ChainsFile } from './chains-config.ts';
 
 /** How a configured chain becomes a PaymentChain: by default its family's adapter; tests may pass another. */
-export type CreateChain = (
-  family: PaymentFamily,
-  config: { chainRef: string; rpcUrl: string; environment: ChainEnvironment },
-) => PaymentChain;
+export type CreateChain = (family: PaymentFamily, config: ChainConfig) => PaymentChain;
 
 /** The chains of CHAINS_FILE, as payments, fee estimates and the pollers use them. */
 export interface ChainRegistry {

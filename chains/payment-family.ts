@@ -111,7 +111,20 @@ export interface ChainsFileSection {
   readonly section: string;
   readonly entry: TSchema;
   /** The chain an entry configures, and which keys may use it (the entry's, or the family's default for it). */
-  read(entry: Record<string, unknown>): { chainRef: string; rpcUrl: string; environment: ChainEnvironment };
+  read(entry: Record<string, unknown>): ChainConfig;
+}
+
+/** One configured chain, as its family's adapter creates it. */
+export interface ChainConfig {
+  chainRef: string;
+  rpcUrl: string;
+  environment: ChainEnvironment;
+  /**
+   * Solana: how long a signature must stay absent after its blockhash was seen expired at finalized commitment before
+   * that absence proves the transaction can never land (the entry's `expiryProofAfterMs`; the adapter's default when
+   * absent). Lengthen it for a node whose status index lags its blocks further.
+   */
+  expiryProofAfterMs?: number;
 }
 
 /** One payment family. `P`: the family's payload. */
@@ -155,5 +168,5 @@ export interface PaymentFamilyAdapter<P extends PaymentPayload = PaymentPayload>
   /** How its chains are configured in CHAINS_FILE. */
   readonly chainsFile: ChainsFileSection;
   /** The network side of one configured chain. */
-  createChain(config: { chainRef: string; rpcUrl: string; environment: ChainEnvironment }): PaymentChain;
+  createChain(config: ChainConfig): PaymentChain;
 }

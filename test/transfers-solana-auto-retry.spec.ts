@@ -15,7 +15,6 @@ import { readComputeUnitPrice } from '../chains/solana/read-compute-unit-price.t
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { airdrop, facadeControl } from '../fixtures/solana-facade/facade-client.ts';
 import { type SolanaFacade, startSolanaFacade } from '../fixtures/solana-facade.ts';
-import { chainsWithDelays } from './helpers/patient-chains.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 /** An absence after expiry is proof once it lasted this long (the service's default is 20 s). */
@@ -34,11 +33,17 @@ before(async () => {
   proxy = await startRpcFaultProxy(facade.rpcUrl);
   const dir = tempDataDir('wcs-chains-');
   const file = path.join(dir, 'chains.json');
-  fs.writeFileSync(file, JSON.stringify({ solana: [{ network: 'SOLANA_DEVNET', rpcUrl: proxy.url }] }));
-  svc = await startTestService(
-    { CHAINS_FILE: file, CHAIN_POLL_INTERVAL_MS: '100', EVM_REPLACEMENT_DELAY_MS: String(RETRY_MS) },
-    { api: { createChain: chainsWithDelays({ solanaExpiryProofAfterMs: PROOF_AFTER_MS }) } },
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      solana: [{ network: 'SOLANA_DEVNET', rpcUrl: proxy.url, expiryProofAfterMs: PROOF_AFTER_MS }],
+    }),
   );
+  svc = await startTestService({
+    CHAINS_FILE: file,
+    CHAIN_POLL_INTERVAL_MS: '100',
+    EVM_REPLACEMENT_DELAY_MS: String(RETRY_MS),
+  });
   fs.rmSync(dir, { recursive: true, force: true });
   partner = await svc.newPartner();
   connection = new Connection(facade.rpcUrl, 'confirmed');

@@ -18,6 +18,14 @@ export const solanaChainsFile: ChainsFileSection = {
       rpcUrl: RpcUrlSchema,
       /** Default: `any` for SOLANA_DEVNET (the beta network), `production` for SOLANA. */
       environment: Type.Optional(ChainEnvironmentSchema),
+      expiryProofAfterMs: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 3_600_000,
+          description:
+            'How long a signature must stay absent once its blockhash expired at finalized commitment before that proves it never landed (default 20000): a node whose status index lags its blocks needs more.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -27,5 +35,6 @@ export const solanaChainsFile: ChainsFileSection = {
     environment:
       (entry['environment'] as ChainEnvironment | undefined) ??
       (entry['network'] === 'SOLANA_DEVNET' ? 'any' : 'production'),
+    ...(typeof entry['expiryProofAfterMs'] === 'number' ? { expiryProofAfterMs: entry['expiryProofAfterMs'] } : {}),
   }),
 };

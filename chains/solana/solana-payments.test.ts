@@ -109,5 +109,10 @@ describe('solanaPayments', () => {
     assert.equal(read({ network: 'SOLANA_DEVNET', rpcUrl: 'http://127.0.0.1:1' }).environment, 'any');
     assert.equal(read({ network: 'SOLANA', rpcUrl: 'http://127.0.0.1:1' }).environment, 'production');
     assert.equal(read({ network: 'SOLANA', rpcUrl: 'http://127.0.0.1:1', environment: 'any' }).environment, 'any');
+    assert.equal(read({ network: 'SOLANA', rpcUrl: 'http://127.0.0.1:1' }).expiryProofAfterMs, undefined);
+    assert.equal(
+      read({ network: 'SOLANA', rpcUrl: 'http://127.0.0.1:1', expiryProofAfterMs: 1500 }).expiryProofAfterMs,
+      1500,
+    );
   });
 });

@@ -105,6 +105,11 @@ export const solanaPayments: PaymentFamilyAdapter<SolanaPaymentPayload> = {
 
   chainsFile: solanaChainsFile,
 
-  createChain: ({ chainRef, rpcUrl, environment }) =>
-    createSolanaChain({ network: chainRef as SolanaNetwork, rpcUrl, environment }),
+  createChain: ({ chainRef, rpcUrl, environment, expiryProofAfterMs }) =>
+    createSolanaChain({
+      network: chainRef as SolanaNetwork,
+      rpcUrl,
+      environment,
+      ...(expiryProofAfterMs === undefined ? {} : { expiryProofAfterMs }),
+    }),
 };
