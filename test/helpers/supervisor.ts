@@ -52,11 +52,23 @@ export async function startSupervisor(env: Record<string, string>): Promise<Runn
     async stop() {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       await new Promise<void>((resolve) => {
-        proc.once('exit', () => resolve());
+        // A supervisor that does not stop within its own grace (10 s) and ours is killed: a test never hangs on it.
+        const force = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+        proc.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
         process.kill(proc.pid!, 'SIGTERM');
       });
     },
   };
-  await sup.waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  try {
+    await sup.waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  } catch (err) {
+    // Not ready in time (a loaded machine): stopped here, since the caller never gets it to stop, and its open pipes
+    // would keep the test process alive for good.
+    await sup.stop();
+    throw err;
+  }
   return sup;
 }
