@@ -450,3 +450,19 @@ test('neither a timer, a missing status nor a failing node is proof: a landed at
   assert.ok(!done.seen.includes('failed'), done.seen.join(' → '));
   assert.equal(await connection.getBalance(to), 1_000_000, 'paid once');
 });
+
+test('the wallet claimed by its user: the expired attempt is not rebuilt (SIGNING_AUTHORITY_ENDED)', async () => {
+  const w = await newWallet();
+  const to = Keypair.generate().publicKey;
+  dropAttempts(w.address, 4);
+  const r = await send(w.id, { to: to.toBase58(), autoRetry: terms() });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  await until(w.id, r.body.transactionId, (x) => x.hash !== null);
+  const claimed = await svc.admin('POST', `/wallets/${w.id}/claim`, {});
+  assert.equal(claimed.status, 200, JSON.stringify(claimed.body));
+  const done = await until(w.id, r.body.transactionId, (x) => x.status === 'failed');
+  assert.equal(done.failureCode, 'TRANSACTION_EXPIRED');
+  assert.equal(done.autoRetry.reason, 'SIGNING_AUTHORITY_ENDED');
+  assert.equal(done.autoRetry.attempts.length, 1, 'nothing signed for a claimed wallet');
+  assert.equal(await connection.getBalance(to), 0);
+});
