@@ -929,16 +929,22 @@ export interface components {
             autoRetry?: {
                 /** @description active, stopped or resolved: retry processing only (the outcome is `status`). */
                 state: string;
-                /** @description The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT, BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved). */
+                /** @description The latest stop or wait reason: DEADLINE_REACHED, ATTEMPT_LIMIT_REACHED, FEE_CEILING_REACHED, SIGNING_AUTHORITY_ENDED, POLICY_DENIED, POLICY_REVIEW_REQUIRED, SIGNING_UNCERTAIN, SIGNING_FAILED, INSUFFICIENT_FUNDS_FOR_REPLACEMENT (Solana), or the code of a first send the node refused (stops); INSUFFICIENT_FUNDS_FOR_REPLACEMENT (EVM), BASE_FEE_ABOVE_CEILING, RPC_UNAVAILABLE (waits); RECOVERY_NONCE_CONSUMED, CANCELLED (resolved, EVM). A Solana payment whose every attempt expired is resolved with the reason no further attempt was made (its failureCode is TRANSACTION_EXPIRED). */
                 reason: string | null;
-                maxExecutionFeeWei: string;
+                /** @description Solana only: SOLANA or SOLANA_DEVNET, chosen at admission. */
+                network?: string;
+                /** @description EVM only: the fee ceiling of each attempt, as admitted (wei). */
+                maxExecutionFeeWei?: string;
+                /** @description Solana only: the fee ceiling of each attempt, as admitted (lamports). */
+                maxExecutionFeeLamports?: string;
                 /** Format: date-time */
                 expiresAt: string;
-                nonce: number | null;
+                /** @description EVM only: the saved payment nonce. */
+                nonce?: number | null;
                 bumpCount: number;
                 latestAttemptHash: string | null;
                 attempts: {
-                    /** @description 0: the original; 1-3: replacements. */
+                    /** @description 0: the original; 1-3: replacements (EVM) or rebuilt attempts (Solana). */
                     ordinal: number;
                     /** @description prepared, signing, rejected, signed, submission_unknown, submitted. `signing` after a stop is uncertain and never signed again. */
                     stage: string;
@@ -946,6 +952,8 @@ export interface components {
                     preparedAt: string;
                     hash: string | null;
                     lastBroadcastAt: string | null;
+                    /** @description Solana only: the last block height at which the attempt's blockhash is accepted. */
+                    lastValidBlockHeight?: number;
                 }[];
             };
             /** Format: date-time */
@@ -2525,7 +2533,7 @@ export interface operations {
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
              *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: pre-generated wallets (auto-retry needs a wallet created through the API).
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
@@ -3331,11 +3339,11 @@ export interface operations {
                     broadcast?: boolean;
                     /** @description Address screening is not available on this service: true is refused. */
                     addressScreening?: boolean;
-                    /** @description EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED). */
+                    /** @description Send with automatic retries until `expiresAt`: EVM fee replacements within `maxExecutionFeeWei` per attempt; SOLANA rebuilt attempts (a fresh blockhash, a raised priority fee) within `maxExecutionFeeLamports`, each only once the previous one is proven expired. Needs an Idempotency-Key; answers 202 with the record. */
                     autoRetry?: {
                         /** @description EVM: the most one attempt may cost (gasLimit × fee per gas), wei. */
                         maxExecutionFeeWei?: string;
-                        /** @description SOLANA: not available in this version (refused). */
+                        /** @description SOLANA: the most one attempt may cost in fees (base plus priority fee), lamports; the service chooses the priority fee within it. */
                         maxExecutionFeeLamports?: string;
                         /** @description ISO 8601 with a time zone, within the next 24 hours. */
                         expiresAt?: string;
@@ -3402,7 +3410,7 @@ export interface operations {
              *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
              *     - `BROADCAST_NOT_SUPPORTED`: `broadcast: true` for a wallet type whose transactions are sign-only.
              *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: pre-generated wallets (auto-retry needs a wallet created through the API).
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
@@ -3678,11 +3686,11 @@ export interface operations {
                     broadcast?: boolean;
                     /** @description Address screening is not available on this service: true is refused. */
                     addressScreening?: boolean;
-                    /** @description EVM: send with automatic fee replacements until `expiresAt`, within `maxExecutionFeeWei` per attempt. Needs an Idempotency-Key; answers 202 with the record. SOLANA: not available in this version (400 AUTO_RETRY_NOT_SUPPORTED). */
+                    /** @description Send with automatic retries until `expiresAt`: EVM fee replacements within `maxExecutionFeeWei` per attempt; SOLANA rebuilt attempts (a fresh blockhash, a raised priority fee) within `maxExecutionFeeLamports`, each only once the previous one is proven expired. Needs an Idempotency-Key; answers 202 with the record. */
                     autoRetry?: {
                         /** @description EVM: the most one attempt may cost (gasLimit × fee per gas), wei. */
                         maxExecutionFeeWei?: string;
-                        /** @description SOLANA: not available in this version (refused). */
+                        /** @description SOLANA: the most one attempt may cost in fees (base plus priority fee), lamports; the service chooses the priority fee within it. */
                         maxExecutionFeeLamports?: string;
                         /** @description ISO 8601 with a time zone, within the next 24 hours. */
                         expiresAt?: string;
@@ -3732,7 +3740,7 @@ export interface operations {
              *     - `EXECUTION_FAILED`: Estimation or simulation says the call reverts. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_NATIVE_BALANCE`: The wallet cannot pay the value plus the fee. Adds: transactionId, failureStage, signedTransaction.
              *     - `INSUFFICIENT_TOKEN_BALANCE`: The wallet holds too little of the token. Adds: transactionId, failureStage, signedTransaction.
-             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: Solana wallets (not in this version) and pre-generated ones.
+             *     - `AUTO_RETRY_NOT_SUPPORTED`: `autoRetry` is not available for this wallet: pre-generated wallets (auto-retry needs a wallet created through the API).
              *     - `ADDRESS_SCREENING_UNAVAILABLE`: `addressScreening` is not available on this service.
              */
             400: {
