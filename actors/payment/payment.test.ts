@@ -895,6 +895,35 @@ function retryOf(t: ReturnType<typeof setup>, id: string) {
   };
 }
 
+test('auto-retry: the first signature refused or uncertain fails the payment at mpc_sign, stops the retry and releases the wallet', async () => {
+  for (const [code, stage, reason] of [
+    ['WALLET_CLAIMED', 'rejected', 'SIGNING_AUTHORITY_ENDED'],
+    ['POLICY_DENIED', 'rejected', 'SIGNING_AUTHORITY_ENDED'],
+    ['ENCLAVE_UNAVAILABLE', 'rejected', 'SIGNING_FAILED'],
+    ['ENCLAVE_TIMEOUT', 'signing', 'SIGNING_UNCERTAIN'],
+  ] as const) {
+    const t = setup({
+      sign: async () => {
+        throw Object.assign(new Error(`refused: ${code}`), { code });
+      },
+    });
+    await t.host.start();
+    const id = await admitAutoRetry(t);
+    await t.host.waitFor(t.paymentActors, id, (v) => v.status === 'done');
+    const { row, retry, attempts } = retryOf(t, id);
+    assert.deepEqual([row.status, row.failureStage, row.failureCode], ['failed', 'mpc_sign', code]);
+    assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', reason, 0], code);
+    assert.deepEqual(
+      attempts.map((a) => [a.stage, a.hash]),
+      [[stage, null]],
+    );
+    assert.equal(row.unresolved, 0, 'the wallet is released');
+    assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined);
+    assert.equal(t.state.broadcasts.length, 0, 'nothing was sent');
+    await t.host.stop();
+  }
+});
+
 test('auto-retry: a policy that denies, or asks for a review of, the next replacement stops the retry before it is signed', async () => {
   for (const [decision, reason] of [
     [{ effect: 'deny', reason: 'over the daily cap' }, 'POLICY_DENIED'],
