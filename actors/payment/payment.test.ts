@@ -924,6 +924,25 @@ test('auto-retry: the first signature refused or uncertain fails the payment at 
   }
 });
 
+test('auto-retry: a first send the node refuses fails the payment at broadcast and stops the retry; the bytes stay watched', async () => {
+  const t = setup();
+  await t.host.start();
+  t.state.broadcastAnswer = () => {
+    throw new ChainRpcError('final', 'INSUFFICIENT_NATIVE_BALANCE', 'insufficient funds for gas * price + value');
+  };
+  const id = await admitAutoRetry(t);
+  const view = await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'released');
+  const { row, retry } = retryOf(t, id);
+  assert.deepEqual(
+    [row.status, row.failureStage, row.failureCode],
+    ['failed', 'broadcast', 'INSUFFICIENT_NATIVE_BALANCE'],
+  );
+  assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', 'INSUFFICIENT_NATIVE_BALANCE', 0]);
+  assert.deepEqual([row.unresolved, row.watched], [0, 1], 'released, still watched');
+  assert.equal(view.context.wakeAt, null, 'no replacement is prepared');
+  await t.host.stop();
+});
+
 test('auto-retry: a policy that denies, or asks for a review of, the next replacement stops the retry before it is signed', async () => {
   for (const [decision, reason] of [
     [{ effect: 'deny', reason: 'over the daily cap' }, 'POLICY_DENIED'],
