@@ -208,8 +208,9 @@ export interface PaymentChain {
   pendingNonce?(from: string): Promise<number>;
 
   /**
-   * EVM: what an auto-retry replacement is priced from, in one request: the market (base fee, absent on chains
-   * without one; the tip; the legacy price) and the account's balance. Throws ChainRpcError (transient). Solana: not
+   * EVM: what an auto-retry replacement is priced from, in one request: the market (the next block's base fee, or
+   * the latest block's when the node does not name the next; absent on chains without one; the tip; the legacy
+   * price) and the account's balance. Throws ChainRpcError (transient). Solana: not
    * present.
    */
   replacementMarket?(from: string): Promise<{ baseFee?: bigint; tip: bigint; gasPrice: bigint; balance: bigint }>;

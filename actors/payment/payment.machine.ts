@@ -341,6 +341,12 @@ const AUTHORITY_ENDED: ReadonlySet<string> = new Set([
   'POLICY_REVIEW_REQUIRED',
 ]);
 
+/** Why a signature's failure stops the retry: it may exist (uncertain), the authority ended, or the signer refused. */
+function signingStopReason(code: string): string {
+  if (UNCERTAIN_SIGNING.has(code)) return 'SIGNING_UNCERTAIN';
+  return AUTHORITY_ENDED.has(code) ? 'SIGNING_AUTHORITY_ENDED' : 'SIGNING_FAILED';
+}
+
 function broadcastInput({ context }: { context: PaymentContext }): BroadcastInput {
   return {
     chainKey: context.chainKey,
@@ -624,14 +630,9 @@ export const paymentMachine = setup({
       const e = errorOf((event as { error?: unknown }).error);
       const last = latestAttempt(context);
       const uncertain = UNCERTAIN_SIGNING.has(e.code);
-      const reason = uncertain
-        ? 'SIGNING_UNCERTAIN'
-        : AUTHORITY_ENDED.has(e.code)
-          ? 'SIGNING_AUTHORITY_ENDED'
-          : 'SIGNING_FAILED';
       return {
         attempts: uncertain ? context.attempts : withAttempt(context, last.ordinal, { stage: 'rejected' }),
-        autoRetry: retryWith(context, { state: 'stopped', reason }),
+        autoRetry: retryWith(context, { state: 'stopped', reason: signingStopReason(e.code) }),
         wakeAt: null,
       };
     }),
@@ -780,6 +781,10 @@ export const paymentMachine = setup({
               }
               return { stage: SIGN_STAGE[e.code] ?? ('mpc_sign' as const), code: e.code, message: e.message };
             },
+            // The spec: the first signature refused (or uncertain) ends an auto-retry payment before anything was
+            // sent; the record is `failed` and the retry `stopped`, never `active` with nothing left to do.
+            autoRetry: ({ context, event }) =>
+              retryWith(context, { state: 'stopped', reason: signingStopReason(errorOf(event.error).code) }),
           }),
         },
       },

@@ -5,6 +5,7 @@
  * node answer, including the ones a real node rarely gives on demand (no answer at all, a crash mid-signing).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,9 +29,11 @@ import { type EnclaveClient, EnclaveClientError } from '../../enclave/client.ts'
 import type { EnclaveOps } from '../../enclave/protocol.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { createActorHost } from '../host/host.ts';
+import type { SignaturePolicy } from '../signing/signature-policy.ts';
 import { createWalletSigner } from '../signing/wallet-signer.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
+import { createReplacementAuthority } from './replacement-authority.ts';
 import { createPaymentSigning } from './sign-payment.ts';
 
 /** The payloads of this project's payment families, as the sign effect receives them. */
@@ -54,6 +57,8 @@ function scriptedChain() {
     broadcastAnswer: (): void => undefined,
     seen: new Map<string, Observation>(),
     observed: [] as ObserveItem[][],
+    /** What the node says of fees and the wallet's balance when an auto-retry replacement is priced. */
+    market: { baseFee: 1_000_000_000n, tip: 1_000_000_000n, gasPrice: 2_000_000_000n, balance: 10n ** 18n },
   };
   const chain: PaymentChain = {
     family: 'EVM',
@@ -83,6 +88,9 @@ function scriptedChain() {
       state.broadcastAnswer();
     },
     async checkPartnerTransaction() {},
+    async replacementMarket() {
+      return state.market;
+    },
     async observe(items: readonly ObserveItem[]) {
       state.observed.push([...items]);
       const observations = new Map<string, Observation>();
@@ -108,6 +116,11 @@ function setup(
      */
     enclave?: Pick<EnclaveClient, 'sign'>;
     walletKey?: string;
+    /**
+     * Auto-retry replacements: asked of this policy (the one decision point) through the replacement authority, as
+     * production wires it, for API key `key` of project `proj`; due 20 ms after an attempt's send.
+     */
+    policy?: SignaturePolicy;
   } = {},
 ) {
   const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
@@ -136,6 +149,28 @@ function setup(
       : (i) => sign(i.payload),
     chain: (k) => chains.get(k),
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
+    replacementDelayMs: 20,
+    ...(opts.policy
+      ? {
+          authority: createReplacementAuthority({
+            apiKeys: {
+              get: (id) =>
+                id === 'key'
+                  ? {
+                      id,
+                      projectId: 'proj',
+                      environment: 'development',
+                      secretHash: 'h',
+                      createdAt: 'c',
+                      rotatedAt: null,
+                    }
+                  : undefined,
+            },
+            wallets: store.wallets,
+            policy: opts.policy,
+          }),
+        }
+      : {}),
   });
   const host = createActorHost({
     store: store.actors,
@@ -169,7 +204,7 @@ function setup(
     rebroadcastMs: 10_000,
     now: () => clock.now,
   });
-  return { store, host, paymentActors, payments, poller, state, signed, wallet, file, clock };
+  return { store, host, paymentActors, payments, poller, state, chain, signed, wallet, file, clock };
 }
 
 function seed(store: Store, publicKey?: string) {
@@ -824,3 +859,150 @@ test('a released payment stays watched across a restart: its bytes executing lat
   );
   await again.host.stop();
 });
+
+/** Admits an auto-retry transfer of wallet w1 (as the payment service does once its checks passed); its id. */
+async function admitAutoRetry(t: ReturnType<typeof setup>): Promise<string> {
+  const id = randomUUID();
+  await t.host.spawn(t.paymentActors, id, {
+    apiKeyId: 'key',
+    wallet: t.wallet,
+    chain: t.chain,
+    chainRef: '31337',
+    intentKind: 'transfer',
+    signs: {
+      kind: 'transfer',
+      unsigned: await t.chain.buildTransfer(t.wallet.address!, {
+        to: transfer.to,
+        value: transfer.value,
+        kind: 'NATIVE',
+      }),
+      pendingNonce: 7,
+    },
+    record: { to: transfer.to, value: transfer.value, tokenAddress: null },
+    idempotency: null,
+    autoRetry: { ceiling: String(25_200n * 20_000_000_000n), expiresAt: Date.now() + 60_000 },
+  });
+  return id;
+}
+
+/** The record's `autoRetry` and attempts, as the single-record lookup shows them. */
+function retryOf(t: ReturnType<typeof setup>, id: string) {
+  const row = t.store.transactions.getAny(id)!;
+  return {
+    row,
+    retry: JSON.parse(row.autoRetry!) as { state: string; reason: string | null; bumpCount: number },
+    attempts: JSON.parse(row.attempts!) as Array<{ ordinal: number; stage: string; hash: string | null }>,
+  };
+}
+
+test('auto-retry: the first signature refused or uncertain fails the payment at mpc_sign, stops the retry and releases the wallet', async () => {
+  for (const [code, stage, reason] of [
+    ['WALLET_CLAIMED', 'rejected', 'SIGNING_AUTHORITY_ENDED'],
+    ['POLICY_DENIED', 'rejected', 'SIGNING_AUTHORITY_ENDED'],
+    ['ENCLAVE_UNAVAILABLE', 'rejected', 'SIGNING_FAILED'],
+    ['ENCLAVE_TIMEOUT', 'signing', 'SIGNING_UNCERTAIN'],
+  ] as const) {
+    const t = setup({
+      sign: async () => {
+        throw Object.assign(new Error(`refused: ${code}`), { code });
+      },
+    });
+    await t.host.start();
+    const id = await admitAutoRetry(t);
+    await t.host.waitFor(t.paymentActors, id, (v) => v.status === 'done');
+    const { row, retry, attempts } = retryOf(t, id);
+    assert.deepEqual([row.status, row.failureStage, row.failureCode], ['failed', 'mpc_sign', code]);
+    assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', reason, 0], code);
+    assert.deepEqual(
+      attempts.map((a) => [a.stage, a.hash]),
+      [[stage, null]],
+    );
+    assert.equal(row.unresolved, 0, 'the wallet is released');
+    assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined);
+    assert.equal(t.state.broadcasts.length, 0, 'nothing was sent');
+    await t.host.stop();
+  }
+});
+
+test('auto-retry: a first send the node refuses fails the payment at broadcast and stops the retry; the bytes stay watched', async () => {
+  const t = setup();
+  await t.host.start();
+  t.state.broadcastAnswer = () => {
+    throw new ChainRpcError('final', 'INSUFFICIENT_NATIVE_BALANCE', 'insufficient funds for gas * price + value');
+  };
+  const id = await admitAutoRetry(t);
+  const view = await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'released');
+  const { row, retry } = retryOf(t, id);
+  assert.deepEqual(
+    [row.status, row.failureStage, row.failureCode],
+    ['failed', 'broadcast', 'INSUFFICIENT_NATIVE_BALANCE'],
+  );
+  assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', 'INSUFFICIENT_NATIVE_BALANCE', 0]);
+  assert.deepEqual([row.unresolved, row.watched], [0, 1], 'released, still watched');
+  assert.equal(view.context.wakeAt, null, 'no replacement is prepared');
+  await t.host.stop();
+});
+
+test('auto-retry: a policy that denies, or asks for a review of, the next replacement stops the retry before it is signed', async () => {
+  for (const [decision, reason] of [
+    [{ effect: 'deny', reason: 'over the daily cap' }, 'POLICY_DENIED'],
+    [{ effect: 'review', details: { reviewId: 'r1' } }, 'POLICY_REVIEW_REQUIRED'],
+  ] as const) {
+    const asked: string[] = [];
+    const t = setup({
+      policy: {
+        decide: (r) => {
+          asked.push(`${r.operation}:${r.chainId}:${r.principal.keyId}`);
+          return decision;
+        },
+      },
+    });
+    await t.host.start();
+    const id = await admitAutoRetry(t);
+    const view = await t.host.waitFor(t.paymentActors, id, (v) => v.context.autoRetry?.state !== 'active');
+    assert.equal(view.value, 'submitted', 'still watched');
+    const { row, retry, attempts } = retryOf(t, id);
+    assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', reason, 0]);
+    assert.deepEqual(
+      attempts.map((a) => [a.ordinal, a.stage]),
+      [[0, 'submitted']],
+    );
+    assert.equal(t.signed.length, 1, 'no replacement was signed');
+    assert.deepEqual(asked, ['transfer:31337:key'], 'asked once, as a transfer of the key that admitted it');
+    assert.equal(row.status, 'submitted');
+    assert.equal(row.unresolved, 1, 'the original may still execute: the wallet stays held');
+    assert.equal(view.context.wakeAt, null, 'nothing more is prepared');
+    await t.host.stop();
+  }
+});
+
+test('auto-retry: a replacement whose signature is refused for the policy stops the retry; the original keeps the hold', async () => {
+  let n = 0;
+  const t = setup({
+    policy: allowAll(),
+    sign: async () => {
+      n += 1;
+      if (n === 1) return { signedTransaction: '0xsigned1', hash: '0xhash1' };
+      throw Object.assign(new Error('needs an approval'), { code: 'POLICY_REVIEW_REQUIRED' });
+    },
+  });
+  await t.host.start();
+  const id = await admitAutoRetry(t);
+  await t.host.waitFor(t.paymentActors, id, (v) => v.context.autoRetry?.state !== 'active');
+  const { row, retry, attempts } = retryOf(t, id);
+  assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', 'SIGNING_AUTHORITY_ENDED', 1]);
+  assert.deepEqual(
+    attempts.map((a) => [a.ordinal, a.stage, a.hash]),
+    [
+      [0, 'submitted', '0xhash1'],
+      [1, 'rejected', null],
+    ],
+  );
+  assert.deepEqual([row.status, row.unresolved], ['submitted', 1]);
+  assert.deepEqual(t.state.broadcasts, ['0xsigned1'], 'only the original was sent');
+  await t.host.stop();
+});
+
+function allowAll(): SignaturePolicy {
+  return { decide: () => ({ effect: 'allow' }) };
+}

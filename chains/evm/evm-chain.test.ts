@@ -521,6 +521,26 @@ describe('createEvmChain against anvil', () => {
     assert.equal(limitedRequests, 6);
   });
 
+  it("prices a replacement from the next block's base fee, not the latest block's, and reads the balance", async () => {
+    const from = addressOf(key(1));
+    const history = await rpc<{ baseFeePerGas: string[] }>(anvil.rpcUrl, 'eth_feeHistory', ['0x1', 'latest', []]);
+    const nextBefore = BigInt(history.baseFeePerGas.at(-1)!);
+    const latest = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
+    const next = 50_000_000_000n;
+    assert.notEqual(BigInt(latest.baseFeePerGas), next);
+    // Nothing is mined: only the next block's base fee changes.
+    await rpc(anvil.rpcUrl, 'anvil_setNextBlockBaseFeePerGas', [`0x${next.toString(16)}`]);
+    try {
+      const market = await chain.replacementMarket!(from);
+      assert.equal(market.baseFee, next);
+      const balance = BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [from, 'latest']));
+      assert.equal(market.balance, balance);
+      assert.ok(market.tip > 0n);
+    } finally {
+      await rpc(anvil.rpcUrl, 'anvil_setNextBlockBaseFeePerGas', [`0x${nextBefore.toString(16)}`]);
+    }
+  });
+
   it('answers transient RPC_UNAVAILABLE when the node is down', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

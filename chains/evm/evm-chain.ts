@@ -12,6 +12,7 @@ import {
 } from '../payment-chain.ts';
 import { classifyBroadcastFailure } from './classify-broadcast-failure.ts';
 import { createRpcBatchPoster } from './create-rpc-batch-poster.ts';
+import { nextBaseFeeFromHistory } from './next-base-fee-from-history.ts';
 import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
 import { parseEvmAddress } from './parse-evm-address.ts';
 import { parseEvmQuantity } from './parse-evm-quantity.ts';
@@ -63,7 +64,10 @@ const SIGNED_TRANSACTION = /^0x(?:[0-9a-fA-F]{2})+$/;
 
 interface FeeQuote {
   type: 0 | 2;
+  /** The latest block's base fee. */
   baseFee?: bigint;
+  /** The next block's, from the fee history when it names it: what a transaction sent now must offer per gas. */
+  nextBaseFee?: bigint;
   tip?: bigint;
   maxFeePerGas?: bigint;
   gasPrice?: bigint;
@@ -196,6 +200,8 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       return quantity(rpcGasPrice.value, 'gas price');
     };
     if (baseFee === undefined) return { type: 0, gasPrice: gasPrice() };
+    const nextBaseFee = history.status === 'fulfilled' ? nextBaseFeeFromHistory(history.value) : undefined;
+    const next = nextBaseFee === undefined ? {} : { nextBaseFee };
 
     // Spec: on a base-fee chain the tip is the node's eth_maxPriorityFeePerGas; when that is zero or missing,
     // the priority fees recent blocks paid, which needs a valid fee history (else RPC_UNAVAILABLE).
@@ -211,7 +217,7 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       // Spec: a legacy price on a base-fee chain is the greater of the node's price and base fee plus tip.
       let price = gasPrice();
       if (baseFee + tip > price) price = baseFee + tip;
-      return { type: 0, baseFee, tip, gasPrice: price };
+      return { type: 0, baseFee, ...next, tip, gasPrice: price };
     }
     // Headroom: the cap stays above the base fee through six consecutive full blocks (+12.5% each). The legacy
     // price rides along for a transfer that asks for type 0 on this chain.
@@ -220,6 +226,7 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     return {
       type: 2,
       baseFee,
+      ...next,
       tip,
       maxFeePerGas: 2n * baseFee + tip,
       ...(legacy === undefined ? {} : { gasPrice: legacy }),
@@ -446,8 +453,11 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       const q = quote.value;
       const tip = q.tip ?? 0n;
       const gasPrice = q.gasPrice ?? (q.baseFee ?? 0n) + tip;
+      // Whether a replacement can be included now is the next block's question: its base fee, when the node's fee
+      // history names it (the latest block's can be an eighth off either way, or more where the base fee is set).
+      const baseFee = q.nextBaseFee ?? q.baseFee;
       return {
-        ...(q.baseFee === undefined ? {} : { baseFee: q.baseFee }),
+        ...(baseFee === undefined ? {} : { baseFee }),
         tip,
         gasPrice,
         balance: quantity(balance.value, 'balance'),
