@@ -15,8 +15,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
-import { mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
+import { rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
+import { anvilView, recordReader, sleep } from './helpers/records.ts';
 import { type Partner, startTestService, stopProcess, type TestService, tempDataDir } from './helpers/service.ts';
 
 const REPLACEMENT_DELAY_MS = 150;
@@ -73,52 +74,11 @@ function send(walletId: string, body: Record<string, unknown>, key: string | nul
   );
 }
 
-async function record(walletId: string, id: string) {
-  const r = await svc.v1(partner.secret, 'GET', `/wallets/${walletId}/transactions/${id}`);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body;
-}
-
-/** Polls the record until `done` holds (the service works in the background). */
-async function until(walletId: string, id: string, done: (r: any) => boolean, timeoutMs = 15_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await record(walletId, id);
-    if (done(r)) return r;
-    if (Date.now() > end) throw new Error(`record never got there: ${JSON.stringify(r)}`);
-    await sleep(50);
-  }
-}
-
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
-
-async function balance(address: string): Promise<bigint> {
-  return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [address, 'latest']));
-}
-async function nonceOf(address: string, tag: 'latest' | 'pending' = 'latest'): Promise<number> {
-  return Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, tag]));
-}
-
-/** Runs `fn` with anvil's automine off (attempts wait in the pool), and turns it back on whatever happens. */
-async function withMiningHeld(fn: () => Promise<void>): Promise<void> {
-  await setAutomine(anvil.rpcUrl, false);
-  try {
-    await fn();
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
-}
-
-/** Mines until the record is final; the poller needs finality (slotsInAnEpoch 1: two blocks). */
-async function mineUntilFinal(walletId: string, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const r = await record(walletId, id);
-    if (r.status !== 'submitted' && r.status !== 'pending') return r;
-    await mine(anvil.rpcUrl, 1);
-    await sleep(50);
-  }
-  throw new Error('not final');
-}
+const { record, until } = recordReader(
+  () => svc,
+  () => partner.secret,
+);
+const { balance, nonceOf, withMiningHeld, mineUntilFinal } = anvilView(() => anvil.rpcUrl, { record });
 
 /** Sets the base fee of the next block anvil mines (what a transaction sent now must at least offer per gas). */
 async function setNextBaseFee(wei: bigint): Promise<void> {

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { keccak256 } from 'viem';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { dropTransaction, mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
+import { anvilView, recordReader } from './helpers/records.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 const REPLACEMENT_DELAY_MS = 150;
@@ -73,50 +74,11 @@ function send(walletId: string, body: Record<string, unknown>, key: string | nul
   );
 }
 
-async function record(walletId: string, id: string) {
-  const r = await svc.v1(partner.secret, 'GET', `/wallets/${walletId}/transactions/${id}`);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body;
-}
-
-/** Polls the record until `done` holds (the service works in the background). */
-async function until(walletId: string, id: string, done: (r: any) => boolean, timeoutMs = 15_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await record(walletId, id);
-    if (done(r)) return r;
-    if (Date.now() > end) throw new Error(`record never got there: ${JSON.stringify(r)}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
-async function balance(address: string): Promise<bigint> {
-  return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [address, 'latest']));
-}
-async function nonceOf(address: string): Promise<number> {
-  return Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']));
-}
-
-/** Runs `fn` with anvil's automine off (attempts wait in the pool), and turns it back on whatever happens. */
-async function withMiningHeld(fn: () => Promise<void>): Promise<void> {
-  await setAutomine(anvil.rpcUrl, false);
-  try {
-    await fn();
-  } finally {
-    await setAutomine(anvil.rpcUrl, true);
-  }
-}
-
-/** Mines until the record is final; the poller needs finality (slotsInAnEpoch 1: two blocks). */
-async function mineUntilFinal(walletId: string, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const r = await record(walletId, id);
-    if (r.status !== 'submitted' && r.status !== 'pending') return r;
-    await mine(anvil.rpcUrl, 1);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error('not final');
-}
+const { record, until } = recordReader(
+  () => svc,
+  () => partner.secret,
+);
+const { balance, nonceOf, withMiningHeld, mineUntilFinal } = anvilView(() => anvil.rpcUrl, { record });
 
 test('admission: 202 with the record, Location and x-transaction-id; a replay answers the same operation', async () => {
   const w = await newWallet();

@@ -15,6 +15,7 @@ import { readComputeUnitPrice } from '../chains/solana/read-compute-unit-price.t
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { airdrop, facadeControl } from '../fixtures/solana-facade/facade-client.ts';
 import { type SolanaFacade, startSolanaFacade } from '../fixtures/solana-facade.ts';
+import { recordReader } from './helpers/records.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 /** An absence after expiry is proof once it lasted this long (the service's default is 20 s). */
@@ -95,24 +96,12 @@ const terms = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-async function record(walletId: string, id: string, secret = partner.secret) {
-  const r = await svc.v1(secret, 'GET', `/wallets/${walletId}/transactions/${id}`);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body;
-}
-
-/** Polls the record until `done` holds; every status seen on the way is returned with it. */
-async function until(walletId: string, id: string, done: (r: any) => boolean, timeoutMs = 30_000, secret?: string) {
-  const end = Date.now() + timeoutMs;
-  const seen: string[] = [];
-  for (;;) {
-    const r = await record(walletId, id, secret);
-    if (seen.at(-1) !== r.status) seen.push(r.status);
-    if (done(r)) return Object.assign(r, { seen });
-    if (Date.now() > end) throw new Error(`record never got there: ${JSON.stringify(r)} after ${seen.join(' → ')}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
+// Rebuilt attempts take a few seconds each (an expiry, then its proof): a record gets somewhere within 30 s.
+const { until } = recordReader(
+  () => svc,
+  () => partner.secret,
+  { timeoutMs: 30_000 },
+);
 
 const wireOf = (call: RpcCall) => Buffer.from(call.params![0] as string, 'base64');
 const signatureOf = (call: RpcCall) => bs58.encode(wireOf(call).subarray(1, 65));
@@ -291,7 +280,7 @@ test('every attempt dropped: four attempts, then failed with TRANSACTION_EXPIRED
   const dropped = dropAttempts(w.address, 4);
   const r = await send(w.id, { to: to.toBase58(), autoRetry: terms() });
   assert.equal(r.status, 202, JSON.stringify(r.body));
-  const done = await until(w.id, r.body.transactionId, (x) => x.status === 'failed', 60_000);
+  const done = await until(w.id, r.body.transactionId, (x) => x.status === 'failed', { timeoutMs: 60_000 });
   assert.equal(done.failureCode, 'TRANSACTION_EXPIRED', JSON.stringify(done));
   assert.equal(done.autoRetry.state, 'resolved');
   assert.equal(done.autoRetry.reason, 'ATTEMPT_LIMIT_REACHED');
@@ -371,7 +360,7 @@ test('the API key rotated: the expired attempt is not rebuilt (SIGNING_AUTHORITY
   const rotated = await svc.admin('POST', `/api-keys/${other.keyId}/rotate`);
   assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
   const secret = rotated.body.secretKey as string;
-  const done = await until(w.id, r.body.transactionId, (x) => x.status === 'failed', 30_000, secret);
+  const done = await until(w.id, r.body.transactionId, (x) => x.status === 'failed', { secret });
   assert.equal(done.failureCode, 'TRANSACTION_EXPIRED');
   assert.equal(done.autoRetry.reason, 'SIGNING_AUTHORITY_ENDED');
   assert.equal(done.autoRetry.attempts.length, 1, 'nothing signed after the rotation');
