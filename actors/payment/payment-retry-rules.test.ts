@@ -252,6 +252,24 @@ describe('Solana auto-retry, the machine', () => {
     assert.equal(run.context.autoRetry?.reason, 'DEADLINE_REACHED');
   });
 
+  it('attempt 0 never known taken (its sends unanswered) and proven expired, even mid-resend: rebuilt', () => {
+    const run = new Run(solanaInput());
+    run.done({ signedTransaction: 'bytes0', hash: 'sig0' });
+    run.done({ outcome: 'unanswered', code: 'RPC_UNAVAILABLE', message: 'timeout', at: T0 + 100 });
+    assert.equal(run.state, 'retrying');
+    run.send({ type: 'WAKE', at: T0 + 2_100 });
+    assert.equal(run.state, 'broadcasting');
+    run.send(expired(T0 + 2_200, ['sig0']));
+    assert.equal(run.state, 'replacing');
+    rebuild(run, 1, T0 + 2_300);
+    assert.equal(run.context.acceptedAt, T0 + 2_310, 'the rebuilt attempt is the first a node took');
+    const fromRetrying = new Run(solanaInput());
+    fromRetrying.done({ signedTransaction: 'bytes0', hash: 'sig0' });
+    fromRetrying.done({ outcome: 'unanswered', code: 'RPC_UNAVAILABLE', message: 'timeout', at: T0 + 100 });
+    fromRetrying.send(expired(T0 + 2_200, ['sig0']));
+    assert.equal(fromRetrying.state, 'replacing');
+  });
+
   it('a landed attempt confirms the payment, naming the winner', () => {
     const run = submitted();
     run.send(expired(T0 + 5_000, ['sig0']));

@@ -791,6 +791,8 @@ export const paymentMachine = setup({
     },
     broadcasting: {
       on: {
+        // Solana auto-retry: a resend of attempt 0 under way when its expiry is proven: the next attempt follows.
+        OBSERVED: { guard: 'expiredRebuildable', target: 'replacing', actions: 'noteExpired' },
         OPERATOR_RELEASE: {
           target: 'operatorReleased',
           actions: { type: 'noteOperatorRelease', params: { status: 'pending' } },
