@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { API_V8_FLAGS } from './bin/supervisor/api-v8-flags.ts';
 import { childEnv, SECRETS } from './bin/supervisor/child-env.ts';
 import { DataDirError, prepareDataDir } from './bin/supervisor/data-dir.ts';
 import { type OsUser, OsUserError, resolveOsUser } from './bin/supervisor/os-user.ts';
@@ -35,13 +36,6 @@ const EX_CONFIG = 78;
 const EX_IN_USE = 75;
 /** Descriptors 0-2 are stdio and 3 the IPC channel: secrets go on 4, 5, … */
 const FIRST_SECRET_FD = 4;
-
-/**
- * V8 flags of the API process. A 32 MB semi-space (V8 sizes it from the heap limit, 16 MB here) halves the
- * young-generation collections of a signing request's short-lived objects: measured with `npm run bench`, the API's
- * garbage-collection pauses went from 7–16 µs to 5–6 µs per EVM sign-message, for at most 48 MB more memory.
- */
-const API_V8_FLAGS = ['--max-semi-space-size=32'];
 
 interface Child {
   name: 'enclave' | 'api';

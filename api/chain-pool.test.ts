@@ -219,6 +219,23 @@ describe('chain pool', { timeout: 120_000 }, () => {
     }
   });
 
+  it('starts no thread before the first large input, then every thread with it', async () => {
+    const pool = createChainPool({ threads: 2, waitLimitMs: 120_000 });
+    try {
+      assert.deepEqual(await pool.run('hashEvmTypedData', [MAIL], 400), chainSteps.hashEvmTypedData(MAIL));
+      assert.deepEqual(pool.threadIds, [], 'small inputs run inline and start no worker thread');
+      const large = largeMail(64);
+      assert.deepEqual(
+        await pool.run('hashEvmTypedData', [large], 64 * 1024),
+        chainSteps.hashEvmTypedData(large),
+        'the first large input waits for the workers to load, then is answered',
+      );
+      assert.equal(pool.threadIds.length, 2);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('keeps the event loop turning while a large input is worked on; a small one runs inline', async () => {
     const pool = createChainPool({ threads: 1, waitLimitMs: 120_000 });
     try {

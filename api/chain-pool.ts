@@ -89,13 +89,15 @@ export function createChainPool(
   /** Threads that have loaded their module (piscina's 'workerCreate'), until destroyed. */
   const loaded = new Set<number>();
   let nextId = 0;
-  // Created with the first large input (or by warm()): a process that never sees one starts no thread.
+  // Created with the first large input: a process that never sees one starts no thread. Each thread holds its own
+  // V8 heap and the chain libraries of the steps, about 45 MB resident; started at once after listening, the two of
+  // a 2-core machine were a third of the idle API's memory (docs/benchmarks.md, "Where the API's memory goes").
   let pool: Piscina | undefined;
   const started = (): Piscina => {
     if (pool) return pool;
     pool = new Piscina({
       filename: (options.workerFile ?? new URL(`./chain.worker${SOURCE_EXT}`, import.meta.url)).href,
-      // Every thread starts at once (warm() runs after listen), and stays: each loads the chain libraries once.
+      // Every thread starts at once, and stays: each loads the chain libraries once.
       minThreads: threads,
       maxThreads: threads,
       maxQueue,
@@ -223,10 +225,6 @@ export function createChainPool(
     /** The worker threads' ids, for tests that watch a stuck worker being replaced. */
     get threadIds(): number[] {
       return pool?.threads.map((thread) => thread.threadId) ?? [];
-    },
-    /** Starts the workers now (in the background), so that the first large input does not wait for them. */
-    warm(): void {
-      started();
     },
     /** Stops the workers. */
     async close(): Promise<void> {

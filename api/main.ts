@@ -27,7 +27,6 @@ async function main(): Promise<void> {
   console.log(`api listening on ${httpUrl(config.host, port)} (docs at /docs)`);
   console.log(`admin API listening on ${httpUrl(config.adminHost, adminPort)} (/admin/v1, /metrics)`);
   if (process.send) process.send({ type: 'ready', port, adminPort });
-  api.warm();
 
   let closing = false;
   const shutdown = async (signal: string) => {

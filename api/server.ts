@@ -70,8 +70,6 @@ export interface RunningApi {
    * port 0 takes a free one). Answers the ports actually bound.
    */
   listen(): Promise<{ port: number; adminPort: number }>;
-  /** Starts background workers ahead of need (after listening, so that it does not delay readiness). */
-  warm(): void;
   close(): Promise<void>;
 }
 
@@ -273,9 +271,6 @@ export async function startApi(
       // connections, a caller's handshake then waits its turn instead of being dropped and retried seconds later.
       await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
       return { port: boundPort(app), adminPort: boundPort(adminApp) };
-    },
-    warm() {
-      chainPool.warm();
     },
     async close() {
       await Promise.all([app.close(), adminApp.close()]);

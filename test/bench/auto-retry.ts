@@ -15,7 +15,8 @@
  * of a polling round stay bounded whatever the number of payments; the API stays under 300 MB resident. For each
  * level it prints the lateness of every replacement (when it was prepared, from its attempts, against its due time:
  * the previous attempt's send plus the delay), the polling rounds' round trips (the service's gauges) beside every
- * JSON-RPC call anvil served (a counting proxy between the service and anvil), the API's peak resident memory, and
+ * JSON-RPC call anvil served (a counting proxy between the service and anvil), the API main thread's garbage
+ * collections (scavenges, full collections, and their pauses), the API's peak resident memory, and
  * then mines the blocks and checks that every payment confirmed with one transaction from its wallet.
  */
 import { execFileSync } from 'node:child_process';
@@ -121,6 +122,18 @@ function histogramBetween(before: Map<string, number>, after: Map<string, number
     }
   }
   return { count, mean: count > 0 ? sum / count : Number.NaN, p99 };
+}
+
+/** The main thread's garbage collections between two scrapes, by kind (prom-client's nodejs_gc_duration_seconds). */
+function gcBetween(before: Map<string, number>, after: Map<string, number>) {
+  return ['minor', 'incremental', 'major', 'weakcb'].map((kind) => {
+    const key = (what: string) => `nodejs_gc_duration_seconds_${what}{kind="${kind}"}`;
+    return {
+      kind,
+      count: (after.get(key('count')) ?? 0) - (before.get(key('count')) ?? 0),
+      ms: ((after.get(key('sum')) ?? 0) - (before.get(key('sum')) ?? 0)) * 1000,
+    };
+  });
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -269,7 +282,7 @@ async function main(): Promise<void> {
     const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
     const procs = applianceProcesses(svc.proc.pid!, { anvil: anvil.pid, 'bench (and its RPC proxy)': process.pid });
     const apiPid = procs['api']!;
-    // The API starts its chain worker threads once it listens: their memory is there a few seconds later.
+    // Idle once the start has settled (the chain pool's worker threads start only with a large signing input).
     await new Promise((r) => setTimeout(r, 5000));
     const idle = heapOf(await metrics(svc.adminUrl));
     console.log(
@@ -386,6 +399,10 @@ async function main(): Promise<void> {
         console.log(`    replacement ${i + 1}: ${distribution(v)}`);
       });
       console.log(`  sent − due (signed by the enclave and broadcast): ${distribution(sentLate)}`);
+      const gc = gcBetween(metricsBefore, metricsAfter);
+      console.log(
+        `  the API main thread's garbage collection during the retries: ${gc.map((g) => `${g.kind} ${g.count} (${g.ms.toFixed(0)} ms)`).join(', ')}; ${((gc.reduce((a, g) => a + g.ms, 0) * 1000) / level).toFixed(0)} µs per payment`,
+      );
       const wake = histogramBetween(metricsBefore, metricsAfter, 'actor_wake_lag_seconds');
       console.log(
         `  the scheduler's WAKEs meanwhile (actor_wake_lag_seconds): ${wake.count}, mean lag ${(wake.mean * 1000).toFixed(1)} ms, 99% within ${wake.p99 * 1000} ms`,

@@ -3,8 +3,9 @@
  * Prints figures; asserts nothing. Run: `npm run bench` (or `node --import tsx test/bench/service-bench.ts`).
  *
  *   BENCH_SECONDS      duration of each load phase (default 10)
- *   BENCH_SETTLE_MS    pause between readiness and the first load phase (default 0): the API starts its chain
- *                      workers right after it listens, which competes with the first seconds of load
+ *   BENCH_SETTLE_MS    pause between readiness and the first load phase (default 0), so that the first seconds of
+ *                      load do not compete with the end of the start (the API's chain workers start with the first
+ *                      large input, in sign-mixed, not at start)
  *   BENCH_PROFILE=1    write V8 CPU profiles of the API and the enclave during each sign phase (the service's
  *                      temporary directory, wcs-profile-<pid>.cpuprofile)
  *   BENCH_PERF=1       during each sign phase, sample every CPU with perf (perf-breakdown.ts) and print the CPU per
