@@ -19,6 +19,7 @@ import { ComputeBudgetProgram, PublicKey, SystemProgram, Transaction } from '@so
 import bs58 from 'bs58';
 import { ChainInputError } from '../chain-input-error.ts';
 import { decodeBase64 } from '../decode-base64.ts';
+import { InternalError } from '../domain/errors.ts';
 import { type ChainEnvironment, isSolanaNetwork, type SolanaNetwork } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
 import {
@@ -102,10 +103,14 @@ interface PrepareOptions {
   withFunds?: boolean;
 }
 
-/** The base fee alone is above an auto-retry transfer's ceiling: no attempt can fit it. */
-class FeeCeilingTooLow extends Error {
+/**
+ * The base fee alone is above an auto-retry transfer's ceiling: no attempt can fit it. Always caught here and turned
+ * into the caller's answer (a ChainInputError at admission, a FEE_CEILING_REACHED stop for a rebuild); an internal
+ * code should it ever escape.
+ */
+class FeeCeilingTooLow extends InternalError {
   constructor(readonly baseFee: bigint) {
-    super(`the base fee alone, ${baseFee} lamports, is above the fee ceiling`);
+    super('FEE_CEILING_TOO_LOW', `the base fee alone, ${baseFee} lamports, is above the fee ceiling`);
   }
 }
 
