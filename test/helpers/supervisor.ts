@@ -57,6 +57,13 @@ export async function startSupervisor(env: Record<string, string>): Promise<Runn
       });
     },
   };
-  await sup.waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  try {
+    await sup.waitFor(() => /\[supervisor\] ready/.test(log), 'the service');
+  } catch (err) {
+    // Stopped, not left running: the caller never gets a handle to stop it, and its pipes would keep this process
+    // (and so the test run) alive.
+    await sup.stop();
+    throw err;
+  }
   return sup;
 }
