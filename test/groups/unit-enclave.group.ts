@@ -1,3 +1,3 @@
 import { importGroup } from './groups.ts';
 
-importGroup('chains');
+importGroup('unit-enclave');

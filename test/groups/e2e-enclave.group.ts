@@ -1,3 +1,3 @@
 import { importGroup } from './groups.ts';
 
-importGroup('enclave');
+importGroup('e2e-enclave');

@@ -1,3 +1,3 @@
 import { importGroup } from './groups.ts';
 
-importGroup('chains-evm');
+importGroup('e2e-wallets');

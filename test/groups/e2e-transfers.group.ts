@@ -1,3 +1,3 @@
 import { importGroup } from './groups.ts';
 
-importGroup('api');
+importGroup('e2e-transfers');
