@@ -3,12 +3,29 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Config, loadConfig } from '../../api/config.ts';
-import { type RunningApi, startApi } from '../../api/server.ts';
-import { contractViolations } from './contract-check.ts';
-import { eventViolations } from './event-contract-check.ts';
+import type { Config } from '../../api/config.ts';
+import type { RunningApi, startApi } from '../../api/server.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The API's modules and the contract checks, loaded by the first `startTestService`: a file that takes only
+ * `ROOT` or `tempDataDir` from here does not pay for loading the whole API (seconds of CPU under tsx).
+ */
+const loadApi = async () => {
+  const [config, server, contract, events] = await Promise.all([
+    import('../../api/config.ts'),
+    import('../../api/server.ts'),
+    import('./contract-check.ts'),
+    import('./event-contract-check.ts'),
+  ]);
+  return {
+    loadConfig: config.loadConfig,
+    startApi: server.startApi,
+    contractViolations: contract.contractViolations,
+    eventViolations: events.eventViolations,
+  };
+};
 
 /** A fresh, empty data directory under the OS temp dir. */
 export function tempDataDir(prefix = 'wcs-'): string {
@@ -27,7 +44,11 @@ export function startEnclaveProcess(dataDir: string, env: Record<string, string>
     proc.stderr?.on('data', (d) => {
       stderr += String(d);
     });
-    const timer = setTimeout(() => reject(new Error(`enclave not ready in time: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Killed, not left running: its IPC channel would keep this process alive.
+      proc.kill('SIGKILL');
+      reject(new Error(`enclave not ready in time: ${stderr}`));
+    }, 20_000);
     proc.on('message', (m) => {
       if ((m as { type?: string }).type === 'ready') {
         clearTimeout(timer);
@@ -131,6 +152,7 @@ export async function startTestService(
   env: Record<string, string> = {},
   opts: { dataDir?: string; api?: Parameters<typeof startApi>[1] } = {},
 ): Promise<TestService> {
+  const { loadConfig, startApi, contractViolations, eventViolations } = await loadApi();
   const dataDir = opts.dataDir ?? tempDataDir();
   const adminToken = env['ADMIN_TOKEN'] ?? TEST_ADMIN_TOKEN;
   const config = loadConfig({
@@ -143,8 +165,17 @@ export async function startTestService(
     ...env,
   });
   let enclave = await startEnclaveProcess(dataDir);
-  const api = await startApi(config, opts.api);
-  const ports = await api.listen();
+  let api: RunningApi | undefined;
+  let ports: Awaited<ReturnType<RunningApi['listen']>>;
+  try {
+    api = await startApi(config, opts.api);
+    ports = await api.listen();
+  } catch (err) {
+    // A start that fails stops what it started: the enclave's IPC channel would keep this process alive.
+    await api?.close().catch(() => undefined);
+    await stopProcess(enclave, 'SIGKILL');
+    throw err;
+  }
   const url = `http://127.0.0.1:${ports.port}`;
   const adminUrl = `http://127.0.0.1:${ports.adminPort}`;
 
