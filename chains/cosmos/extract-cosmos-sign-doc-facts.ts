@@ -7,10 +7,12 @@ const SIGN_DOC_FIELDS = ['account_number', 'chain_id', 'fee', 'memo', 'msgs', 's
 const REQUIRED_FIELDS = ['account_number', 'chain_id', 'fee', 'memo', 'msgs', 'sequence'];
 const AMOUNT = /^[0-9]{1,78}$/;
 const DENOM = SPEND_ASSETS.COSMOS.pattern!;
+/** Longest Bech32 string read (cosmjs's default, no limit, is refused by the Bech32 library it uses). */
+const BECH32_LIMIT = 256;
 
 function sameAccount(a: string, b: string): boolean {
   try {
-    return Buffer.compare(fromBech32(a).data, fromBech32(b).data) === 0;
+    return Buffer.compare(fromBech32(a, BECH32_LIMIT).data, fromBech32(b, BECH32_LIMIT).data) === 0;
   } catch {
     return false;
   }

@@ -1,7 +1,10 @@
 import { type ChainFacts, NATIVE_ASSET } from '../domain/policies.ts';
 import { decodeErc20Call } from './decode-erc20-call.ts';
 
-/** The fields of a checked EVM transaction the policy engine reads (`prepareEvmTransaction`'s `transaction`). */
+/**
+ * The fields of a checked EVM transaction the policy engine reads: `prepareEvmTransaction`'s `transaction` with its
+ * `chainId` (`{ ...prepared.transaction, chainId: prepared.chainId }`).
+ */
 export interface EvmTransactionFields {
   chainId: number;
   /** Absent (or null) for a contract creation. */
