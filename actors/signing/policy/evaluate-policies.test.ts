@@ -283,6 +283,17 @@ describe('evaluatePolicies step 4: boundaries', () => {
     assert.equal(decide([allowList, alsoAlice], request(native(ALICE, 5n))).effect, 'allow');
   });
 
+  it('draws the boundary with the first allow rule for an action: adding it can turn an allow into a denial', () => {
+    // By design (POLICIES.md §2 step 4): allow rules fence an action in; only once a policy has one does any other
+    // allow rule widen it (the property tests check that).
+    const cap = { id: 'cap', effect: 'deny', actions: ['sign_transaction'], conditions: [valueOver('100')] };
+    const fence = { id: 'fence', effect: 'allow', actions: ['sign_transaction'], conditions: [toIs(ALICE)] };
+    const before = policy('p', { scope: { walletType: 'EVM' }, rules: [cap] });
+    const after = policy('p', { scope: { walletType: 'EVM' }, rules: [cap, fence] });
+    assert.equal(decide([before], request(native(BOB, 1n))).effect, 'allow');
+    assert.equal((decide([after], request(native(BOB, 1n))) as { reason?: string }).reason, 'outside-boundary');
+  });
+
   it('does not draw a boundary from allow rules that name only raw_signature', () => {
     const rawOnly = rule('raw', {
       effect: 'allow',
