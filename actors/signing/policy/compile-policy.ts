@@ -1,7 +1,7 @@
 /**
- * A valid policy document turned into what evaluation walks: action bitmasks, `in` lists as Sets, integer operands
- * as bigints, EVM addresses lower-cased, each rule's spend leaves listed for the reservations. Compiled once per
- * document object (documents are immutable per version), so a request pays only for the walk.
+ * A valid policy document turned into what evaluation walks: action bitmasks, `in` lists as Sets (of bigints for
+ * integer facts), EVM addresses lower-cased, each rule's spend windows as shared slots. Compiled once per document
+ * object (documents are immutable per version), so a request pays only for the walk (test/bench/policy-eval.ts).
  */
 import {
   EVM_CASE_INSENSITIVE_FACTS,
@@ -27,32 +27,31 @@ const RAW_BIT = ACTION_BIT.raw_signature;
 const CASE_INSENSITIVE: ReadonlySet<string> = new Set(EVM_CASE_INSENSITIVE_FACTS);
 const INTEGER: ReadonlySet<string> = new Set(INTEGER_FACTS);
 
+/** How a leaf reads its fact: as written, lower-cased (EVM addresses and hex), or as an unsigned integer. */
+export const READ_TEXT = 0;
+export const READ_FOLDED = 1;
+export const READ_INTEGER = 2;
+
 export type CompiledCondition =
   | { kind: 'all' | 'any'; items: CompiledCondition[] }
   | { kind: 'not'; item: CompiledCondition }
   | {
-      kind: 'fact';
+      kind: 'member';
       fact: FactName;
-      /** Lower-case the fact before testing it (EVM addresses and hex). */
-      foldCase: boolean;
-      /** The fact is an unsigned integer: tested as a bigint. */
-      integer: boolean;
-      op: 'eq' | 'ne' | 'in' | 'not_in' | IntegerOperator;
-      /** eq/ne/in/not_in: the operands (strings; integers in canonical decimal). */
-      set: ReadonlySet<string>;
-      /** lt/lte/gt/gte: the operand. */
-      limit: bigint;
+      read: typeof READ_TEXT | typeof READ_FOLDED | typeof READ_INTEGER;
+      /** in/eq: true; not_in/ne: false. */
+      inside: boolean;
+      set: ReadonlySet<string | bigint>;
     }
-  | CompiledSpend;
+  | { kind: 'compare'; fact: FactName; op: IntegerOperator; limit: bigint }
+  | { kind: 'spend'; slot: SpendSlot; op: IntegerOperator; limit: bigint };
 
-export interface CompiledSpend {
-  kind: 'spend';
-  /** The asset as the spend key names it, and as the request's moved assets are compared with it (EVM: lower-case). */
-  match: string;
+/** One spend window of one rule: every leaf of the rule on the same asset and window shares it. */
+export interface SpendSlot {
+  /** The asset as the spend key names it and as moved assets are compared with it (EVM: lower-case). */
+  asset: string;
   window: string;
   windowMs: number;
-  op: IntegerOperator;
-  limit: bigint;
 }
 
 export interface CompiledRule {
@@ -64,7 +63,8 @@ export interface CompiledRule {
   namesRaw: boolean;
   /** null: no conditions, the rule holds. */
   condition: CompiledCondition | null;
-  spends: CompiledSpend[];
+  /** Its spend windows, each once. */
+  slots: SpendSlot[];
   /** The facts its conditions read, for the decision's trace. */
   facts: FactName[];
   approval?: ApprovalBlock;
@@ -75,6 +75,8 @@ export interface CompiledPolicy {
   walletIds: ReadonlySet<string> | null;
   networks: ReadonlySet<string> | null;
   rules: CompiledRule[];
+  /** The facts read by the rules that apply to a request's action mask, computed once per mask. */
+  factsFor(mask: number): readonly FactName[];
 }
 
 const cache = new WeakMap<PolicyDocument, CompiledPolicy>();
@@ -93,80 +95,81 @@ export function compilePolicy(document: PolicyDocument, name: string): CompiledP
   }
   const { scope, rules } = checked.policy;
   const evm = scope.walletType === 'EVM';
+  const compiledRules: CompiledRule[] = rules.map((rule) => {
+    const slots = new Map<string, SpendSlot>();
+    const facts = new Set<FactName>();
+    const conditions = rule.conditions ?? [];
+    const condition =
+      conditions.length === 0
+        ? null
+        : compileCondition(conditions.length === 1 ? conditions[0]! : { all: conditions }, evm, slots, facts);
+    const mask =
+      rule.actions[0] === 'all'
+        ? ALL_BITS
+        : (rule.actions as PolicyAction[]).reduce((bits, action) => bits | ACTION_BIT[action], 0);
+    return {
+      id: rule.id,
+      effect: rule.effect,
+      mask,
+      namesRaw: rule.actions[0] !== 'all' && (mask & RAW_BIT) !== 0,
+      condition,
+      slots: [...slots.values()],
+      facts: [...facts],
+      ...(rule.approval ? { approval: rule.approval } : {}),
+    };
+  });
+  const byMask = new Map<number, readonly FactName[]>();
   const compiled: CompiledPolicy = {
     walletType: scope.walletType,
     walletIds: scope.walletIds ? new Set(scope.walletIds) : null,
     networks: scope.networks ? new Set(scope.networks) : null,
-    rules: rules.map((rule) => {
-      const spends: CompiledSpend[] = [];
-      const facts = new Set<FactName>();
-      const conditions = rule.conditions ?? [];
-      const condition =
-        conditions.length === 0
-          ? null
-          : compileCondition(conditions.length === 1 ? conditions[0]! : { all: conditions }, evm, spends, facts);
-      const mask =
-        rule.actions[0] === 'all'
-          ? ALL_BITS
-          : (rule.actions as PolicyAction[]).reduce((bits, action) => bits | ACTION_BIT[action], 0);
-      return {
-        id: rule.id,
-        effect: rule.effect,
-        mask,
-        namesRaw: rule.actions[0] !== 'all' && (mask & RAW_BIT) !== 0,
-        condition,
-        spends,
-        facts: [...facts],
-        ...(rule.approval ? { approval: rule.approval } : {}),
-      };
-    }),
+    rules: compiledRules,
+    factsFor(mask) {
+      let facts = byMask.get(mask);
+      if (!facts) {
+        facts = [...new Set(compiledRules.filter((r) => (r.mask & mask) !== 0).flatMap((r) => r.facts))];
+        byMask.set(mask, facts);
+      }
+      return facts;
+    },
   };
   cache.set(document, compiled);
   return compiled;
 }
 
-function canonicalInteger(value: string): string {
-  return BigInt(value).toString();
-}
-
 function compileCondition(
   condition: Condition,
   evm: boolean,
-  spends: CompiledSpend[],
+  slots: Map<string, SpendSlot>,
   facts: Set<FactName>,
 ): CompiledCondition {
   if ('all' in condition)
-    return { kind: 'all', items: condition.all.map((c) => compileCondition(c, evm, spends, facts)) };
+    return { kind: 'all', items: condition.all.map((c) => compileCondition(c, evm, slots, facts)) };
   if ('any' in condition)
-    return { kind: 'any', items: condition.any.map((c) => compileCondition(c, evm, spends, facts)) };
-  if ('not' in condition) return { kind: 'not', item: compileCondition(condition.not, evm, spends, facts) };
+    return { kind: 'any', items: condition.any.map((c) => compileCondition(c, evm, slots, facts)) };
+  if ('not' in condition) return { kind: 'not', item: compileCondition(condition.not, evm, slots, facts) };
   if ('spend' in condition) {
-    const { asset, window } = condition.spend;
-    const spend: CompiledSpend = {
-      kind: 'spend',
-      match: evm ? asset.toLowerCase() : asset,
-      window,
-      windowMs: spendWindowMs(window)!,
-      op: condition.op,
-      limit: BigInt(condition.value),
-    };
-    spends.push(spend);
-    return spend;
+    const asset = evm ? condition.spend.asset.toLowerCase() : condition.spend.asset;
+    const { window } = condition.spend;
+    const id = `${asset}\u0000${window}`;
+    let slot = slots.get(id);
+    if (!slot) {
+      slot = { asset, window, windowMs: spendWindowMs(window)! };
+      slots.set(id, slot);
+    }
+    return { kind: 'spend', slot, op: condition.op, limit: BigInt(condition.value) };
   }
   const { fact, op } = condition;
   facts.add(fact);
-  const foldCase = evm && CASE_INSENSITIVE.has(fact);
-  const integer = INTEGER.has(fact);
+  if (op === 'lt' || op === 'lte' || op === 'gt' || op === 'gte') {
+    return { kind: 'compare', fact, op, limit: BigInt(condition.value as string) };
+  }
   const operands = typeof condition.value === 'string' ? [condition.value] : condition.value;
-  const normalize = (value: string) => (integer ? canonicalInteger(value) : foldCase ? value.toLowerCase() : value);
-  const isIntegerOp = op === 'lt' || op === 'lte' || op === 'gt' || op === 'gte';
-  return {
-    kind: 'fact',
-    fact,
-    foldCase,
-    integer,
-    op,
-    set: isIntegerOp ? new Set() : new Set(operands.map(normalize)),
-    limit: isIntegerOp ? BigInt(condition.value as string) : 0n,
-  };
+  const read = INTEGER.has(fact) ? READ_INTEGER : evm && CASE_INSENSITIVE.has(fact) ? READ_FOLDED : READ_TEXT;
+  const set = new Set<string | bigint>(
+    operands.map((value) =>
+      read === READ_INTEGER ? BigInt(value) : read === READ_FOLDED ? value.toLowerCase() : value,
+    ),
+  );
+  return { kind: 'member', fact, read, inside: op === 'eq' || op === 'in', set };
 }

@@ -19,7 +19,13 @@ import {
   WALLET_FACTS,
 } from '../../../chains/domain/policies.ts';
 import type { WalletType } from '../../../chains/domain/wallets.ts';
-import { type ActivePolicy, evaluatePolicies, type PolicyRequest, type SpendKey } from './evaluate-policies.ts';
+import {
+  type ActivePolicy,
+  evaluatePolicies,
+  type PolicyRequest,
+  type SpendKey,
+  spendWindows,
+} from './evaluate-policies.ts';
 import { actionsOfWalletType } from './policy-actions.ts';
 import { validatePolicy } from './validate-policy.ts';
 
@@ -287,6 +293,27 @@ describe('evaluatePolicies: properties', () => {
       { numRuns: 600 },
     );
     assert.ok(checked > 30, `only ${checked} cases exercised`);
+  });
+
+  it('reads only windows spendWindows lists, and reserves only in them', () => {
+    fc.assert(
+      fc.property(scenario, ({ policies, request }) => {
+        const list = toActive(policies);
+        const listed = new Set(spendWindows(list, request).map((key) => JSON.stringify(key)));
+        const asked: SpendKey[] = [];
+        const decision = evaluatePolicies(list, request, (key) => {
+          asked.push(key);
+          return ledger(key);
+        });
+        for (const key of asked) assert.ok(listed.has(JSON.stringify(key)), JSON.stringify(key));
+        if (decision.effect !== 'deny') {
+          for (const { amount: _amount, ...key } of decision.reservations) {
+            assert.ok(listed.has(JSON.stringify(key)), JSON.stringify(key));
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('decides the same whatever order the policies are handed over in', () => {

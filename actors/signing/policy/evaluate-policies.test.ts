@@ -14,6 +14,7 @@ import {
   type PolicyRequest,
   type SpendKey,
   type SpendLookup,
+  spendWindows,
 } from './evaluate-policies.ts';
 import { validatePolicy } from './validate-policy.ts';
 
@@ -589,6 +590,11 @@ describe('evaluatePolicies: spend windows', () => {
       extractEvmTransferFacts('1', { kind: 'ERC20', to: BOB, value: '40', tokenAddress: USDC }),
       'transfer',
     );
+    assert.deepEqual(
+      spendWindows([doc], transfer).map((k) => `${k.ruleId} ${k.asset} ${k.window}`),
+      [`usdc-day ${USDC.toLowerCase()} 1d`, 'native-hour native 1h', `ok ${USDC.toLowerCase()} 30d`],
+    );
+    assert.deepEqual(spendWindows([doc], message()), []);
     const decision = decide([doc], transfer);
     assert.equal(decision.effect, 'allow');
     assert.deepEqual((decision as { reservations: unknown }).reservations, [

@@ -14,8 +14,10 @@ import {
   type CompiledCondition,
   type CompiledPolicy,
   type CompiledRule,
-  type CompiledSpend,
   compilePolicy,
+  READ_FOLDED,
+  READ_INTEGER,
+  type SpendSlot,
 } from './compile-policy.ts';
 import type { ApprovalBlock, PolicyDocument } from './policy-document.ts';
 
@@ -105,17 +107,32 @@ const T = 1;
 const U = 2;
 type Truth = typeof F | typeof T | typeof U;
 
+type TraceSpend = DecisionTrace['spend'][number];
+
+/** A policy of P during one evaluation, with the windows its spend leaves read. */
 interface Policy {
   source: ActivePolicy;
   compiled: CompiledPolicy;
+  /** What each spend window counted, read once per request. */
+  reads: Map<SpendSlot, bigint> | null;
 }
 
-/** The state of one evaluation: the request, the spend windows read, the fact behind the last indeterminate result. */
+const DIGITS = /^[0-9]{1,80}$/;
+
+/** A decimal string as a bigint; null for anything else (a fact that is not a number is as good as absent). */
+function parseUnsigned(value: unknown): bigint | null {
+  return typeof value === 'string' && DIGITS.test(value) ? BigInt(value) : null;
+}
+
+/** The state of one evaluation: the request, its facts as the leaves read them, the windows read. */
 class Evaluation {
   missing: UnavailableFact | undefined;
   readonly network: string | null;
   readonly evm: boolean;
-  private readonly reads = new Map<string, { key: SpendKey; counted: bigint; amount: bigint | null }>();
+  readonly trace: TraceSpend[] = [];
+  private readonly folded = new Map<FactName, string | undefined>();
+  private readonly integers = new Map<FactName, bigint | null>();
+  private moved: Map<string, bigint | null> | undefined;
 
   constructor(
     readonly request: PolicyRequest,
@@ -141,48 +158,79 @@ class Evaluation {
     }
   }
 
-  /** The request's amount of `spend.match`: a bigint, or null when its bytes do not tell. */
-  amount(spend: CompiledSpend): bigint | null {
-    const { moved, complete } = this.request.chain.spend;
-    for (const entry of moved) {
-      const asset = this.evm ? entry.asset.toLowerCase() : entry.asset;
-      if (asset === spend.match) return parseUnsigned(entry.amount);
+  /** The fact lower-cased, computed once per request. */
+  foldedFact(name: FactName): string | undefined {
+    if (this.folded.has(name)) return this.folded.get(name);
+    const value = this.fact(name)?.toLowerCase();
+    this.folded.set(name, value);
+    return value;
+  }
+
+  /** The fact as an unsigned integer (null when absent or not one), computed once per request. */
+  integerFact(name: FactName): bigint | null {
+    let value = this.integers.get(name);
+    if (value === undefined) {
+      value = parseUnsigned(this.fact(name));
+      this.integers.set(name, value);
     }
-    return complete ? 0n : null;
+    return value;
   }
 
-  windowStart(spend: CompiledSpend): number | null {
+  /** The request's amount of `asset` (as slots name it): a bigint, or null when its bytes do not tell. */
+  amount(asset: string): bigint | null {
+    let moved = this.moved;
+    if (!moved) {
+      moved = new Map();
+      for (const entry of this.request.chain.spend.moved) {
+        const name = this.evm ? entry.asset.toLowerCase() : entry.asset;
+        const amount = parseUnsigned(entry.amount);
+        const before = moved.get(name);
+        // Entries of one asset add up; one that is not a number makes the asset's amount unknown.
+        moved.set(name, before === undefined ? amount : before === null || amount === null ? null : before + amount);
+      }
+      this.moved = moved;
+    }
+    const amount = moved.get(asset);
+    return amount !== undefined ? amount : this.request.chain.spend.complete ? 0n : null;
+  }
+
+  windowStart(slot: SpendSlot): number | null {
     const at = this.request.at;
-    return Number.isFinite(at) && at >= 0 ? Math.floor(at / spend.windowMs) * spend.windowMs : null;
+    return Number.isFinite(at) && at >= 0 ? Math.floor(at / slot.windowMs) * slot.windowMs : null;
   }
 
-  /** What the window counted before this request, read once per key. */
-  counted(key: SpendKey, amount: bigint | null): bigint {
-    const id = `${key.policyId}\u0000${key.ruleId}\u0000${key.asset}\u0000${key.window}`;
-    const read = this.reads.get(id);
-    if (read) return read.counted;
+  /** What `slot`'s window counted before this request, read from the ledger once per request. */
+  counted(policy: Policy, ruleId: string, slot: SpendSlot, network: string, windowStart: number, amount: bigint) {
+    policy.reads ??= new Map();
+    const read = policy.reads.get(slot);
+    if (read !== undefined) return read;
+    const key: SpendKey = {
+      policyId: policy.source.id,
+      ruleId,
+      network,
+      asset: slot.asset,
+      window: slot.window,
+      windowStart,
+    };
     const counted = this.lookup(key);
     if (typeof counted !== 'bigint' || counted < 0n) {
-      throw new TypeError(`the spend lookup answered ${String(counted)} for ${id}: it must be a bigint >= 0`);
+      throw new TypeError(
+        `the spend lookup answered ${String(counted)} for ${key.policyId}/${ruleId}/${slot.asset}/${slot.window}: it must be a bigint >= 0`,
+      );
     }
-    this.reads.set(id, { key, counted, amount });
+    policy.reads.set(slot, counted);
+    this.trace.push({
+      policyId: key.policyId,
+      ruleId,
+      network,
+      asset: slot.asset,
+      window: slot.window,
+      windowStart,
+      counted: counted.toString(),
+      amount: amount.toString(),
+    });
     return counted;
   }
-
-  spendTrace(): DecisionTrace['spend'] {
-    return [...this.reads.values()].map(({ key, counted, amount }) => ({
-      ...key,
-      counted: counted.toString(),
-      amount: amount === null ? null : amount.toString(),
-    }));
-  }
-}
-
-const DIGITS = /^[0-9]{1,80}$/;
-
-/** A decimal string as a bigint; null for anything else (a fact that is not a number is as good as absent). */
-function parseUnsigned(value: unknown): bigint | null {
-  return typeof value === 'string' && DIGITS.test(value) ? BigInt(value) : null;
 }
 
 function compare(op: 'lt' | 'lte' | 'gt' | 'gte', left: bigint, right: bigint): boolean {
@@ -198,12 +246,12 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', left: bigint, right: bigint): 
   }
 }
 
-function evaluate(condition: CompiledCondition, policyId: string, ruleId: string, e: Evaluation): Truth {
+function evaluate(condition: CompiledCondition, policy: Policy, ruleId: string, e: Evaluation): Truth {
   switch (condition.kind) {
     case 'all': {
       let missing: UnavailableFact | undefined;
       for (const item of condition.items) {
-        const truth = evaluate(item, policyId, ruleId, e);
+        const truth = evaluate(item, policy, ruleId, e);
         if (truth === F) return F;
         if (truth === U && missing === undefined) missing = e.missing;
       }
@@ -214,7 +262,7 @@ function evaluate(condition: CompiledCondition, policyId: string, ruleId: string
     case 'any': {
       let missing: UnavailableFact | undefined;
       for (const item of condition.items) {
-        const truth = evaluate(item, policyId, ruleId, e);
+        const truth = evaluate(item, policy, ruleId, e);
         if (truth === T) return T;
         if (truth === U && missing === undefined) missing = e.missing;
       }
@@ -223,38 +271,30 @@ function evaluate(condition: CompiledCondition, policyId: string, ruleId: string
       return U;
     }
     case 'not': {
-      const truth = evaluate(condition.item, policyId, ruleId, e);
+      const truth = evaluate(condition.item, policy, ruleId, e);
       return truth === U ? U : truth === T ? F : T;
     }
-    case 'fact': {
-      const raw = e.fact(condition.fact);
-      if (raw === undefined) {
+    case 'member': {
+      const value =
+        condition.read === READ_INTEGER
+          ? e.integerFact(condition.fact)
+          : condition.read === READ_FOLDED
+            ? e.foldedFact(condition.fact)
+            : e.fact(condition.fact);
+      // An absent fact, or an integer fact that is not one, is indeterminate: never a guess.
+      if (value === undefined || value === null) {
         e.missing = condition.fact;
         return U;
       }
-      let value: string = raw;
-      let number: bigint | null = null;
-      if (condition.integer) {
-        number = parseUnsigned(raw);
-        // A malformed integer fact is as good as an absent one: never a guess.
-        if (number === null) {
-          e.missing = condition.fact;
-          return U;
-        }
-        value = number.toString();
-      } else if (condition.foldCase) {
-        value = raw.toLowerCase();
+      return condition.set.has(value) === condition.inside ? T : F;
+    }
+    case 'compare': {
+      const value = e.integerFact(condition.fact);
+      if (value === null) {
+        e.missing = condition.fact;
+        return U;
       }
-      switch (condition.op) {
-        case 'eq':
-        case 'in':
-          return condition.set.has(value) ? T : F;
-        case 'ne':
-        case 'not_in':
-          return condition.set.has(value) ? F : T;
-        default:
-          return number !== null && compare(condition.op, number, condition.limit) ? T : F;
-      }
+      return compare(condition.op, value, condition.limit) ? T : F;
     }
     case 'spend': {
       const network = e.network;
@@ -262,28 +302,22 @@ function evaluate(condition: CompiledCondition, policyId: string, ruleId: string
         e.missing = 'network';
         return U;
       }
-      const windowStart = e.windowStart(condition);
-      const amount = e.amount(condition);
+      const { slot } = condition;
+      const windowStart = e.windowStart(slot);
+      const amount = e.amount(slot.asset);
       if (windowStart === null || amount === null) {
         e.missing = 'spend';
         return U;
       }
-      const key: SpendKey = {
-        policyId,
-        ruleId,
-        network,
-        asset: condition.match,
-        window: condition.window,
-        windowStart,
-      };
-      return compare(condition.op, e.counted(key, amount) + amount, condition.limit) ? T : F;
+      const counted = e.counted(policy, ruleId, slot, network, windowStart, amount);
+      return compare(condition.op, counted + amount, condition.limit) ? T : F;
     }
   }
 }
 
-function evaluateRule(rule: CompiledRule, policyId: string, e: Evaluation): Truth {
+function evaluateRule(rule: CompiledRule, policy: Policy, e: Evaluation): Truth {
   e.missing = undefined;
-  return rule.condition === null ? T : evaluate(rule.condition, policyId, rule.id, e);
+  return rule.condition === null ? T : evaluate(rule.condition, policy, rule.id, e);
 }
 
 function matches(policy: CompiledPolicy, request: PolicyRequest): boolean {
@@ -301,28 +335,32 @@ function byAge(a: ActivePolicy, b: ActivePolicy): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The amounts the request adds to the windows of the rules that apply to it (POLICIES.md §4). */
+/** The policies oldest first, copied and sorted only when they are not already in that order. */
+function oldestFirst(policies: readonly ActivePolicy[]): readonly ActivePolicy[] {
+  for (let i = 1; i < policies.length; i++) {
+    if (byAge(policies[i - 1]!, policies[i]!) > 0) return [...policies].sort(byAge);
+  }
+  return policies;
+}
+
+/** The amounts the request adds to each window of the rules that apply to it (POLICIES.md §4). */
 function reservations(matched: Policy[], mask: number, e: Evaluation): SpendReservation[] {
   const out: SpendReservation[] = [];
   const network = e.network;
   if (network === null) return out;
-  const seen = new Set<string>();
-  for (const { source, compiled } of matched) {
-    for (const rule of compiled.rules) {
+  for (const policy of matched) {
+    for (const rule of policy.compiled.rules) {
       if ((rule.mask & mask) === 0) continue;
-      for (const spend of rule.spends) {
-        const amount = e.amount(spend);
-        const windowStart = e.windowStart(spend);
+      for (const slot of rule.slots) {
+        const amount = e.amount(slot.asset);
+        const windowStart = e.windowStart(slot);
         if (amount === null || amount === 0n || windowStart === null) continue;
-        const id = `${source.id}\u0000${rule.id}\u0000${spend.match}\u0000${spend.window}`;
-        if (seen.has(id)) continue;
-        seen.add(id);
         out.push({
-          policyId: source.id,
+          policyId: policy.source.id,
           ruleId: rule.id,
           network,
-          asset: spend.match,
-          window: spend.window,
+          asset: slot.asset,
+          window: slot.window,
           windowStart,
           amount,
         });
@@ -335,18 +373,48 @@ function reservations(matched: Policy[], mask: number, e: Evaluation): SpendRese
 function trace(matched: Policy[], mask: number, e: Evaluation): DecisionTrace {
   const facts: DecisionTrace['facts'] = {};
   for (const { compiled } of matched) {
-    for (const rule of compiled.rules) {
-      if ((rule.mask & mask) === 0) continue;
-      for (const name of rule.facts) {
-        if (!(name in facts)) facts[name] = e.fact(name) ?? null;
-      }
+    for (const name of compiled.factsFor(mask)) {
+      if (facts[name] === undefined) facts[name] = e.fact(name) ?? null;
     }
   }
   return {
     policies: matched.map(({ source }) => ({ policyId: source.id, version: source.version })),
     facts,
-    spend: e.spendTrace(),
+    spend: e.trace,
   };
+}
+
+/**
+ * Every spend window `evaluatePolicies` may read for `request` (one key per rule, asset and window of the policies
+ * that match it and the rules that apply), so that the store can load their counts in one query and hand
+ * evaluation a lookup into them. Empty when the request names no network (its spend leaves are indeterminate).
+ */
+export function spendWindows(policies: readonly ActivePolicy[], request: PolicyRequest): SpendKey[] {
+  const e = new Evaluation(request, () => 0n);
+  const network = e.network;
+  if (network === null) return [];
+  const mask = ACTION_BIT[request.action] | (request.rawSignature ? ACTION_BIT.raw_signature : 0);
+  const keys: SpendKey[] = [];
+  for (const source of oldestFirst(policies)) {
+    const compiled = compilePolicy(source.document, source.id);
+    if (!matches(compiled, request)) continue;
+    for (const rule of compiled.rules) {
+      if ((rule.mask & mask) === 0) continue;
+      for (const slot of rule.slots) {
+        const windowStart = e.windowStart(slot);
+        if (windowStart === null) continue;
+        keys.push({
+          policyId: source.id,
+          ruleId: rule.id,
+          network,
+          asset: slot.asset,
+          window: slot.window,
+          windowStart,
+        });
+      }
+    }
+  }
+  return keys;
 }
 
 /**
@@ -372,18 +440,18 @@ export function evaluatePolicies(
 
   // Step 2.
   const matched: Policy[] = [];
-  for (const source of [...policies].sort(byAge)) {
+  for (const source of oldestFirst(policies)) {
     const compiled = compilePolicy(source.document, source.id);
-    if (matches(compiled, request)) matched.push({ source, compiled });
+    if (matches(compiled, request)) matched.push({ source, compiled, reads: null });
   }
 
   // Step 3: deny rules.
-  for (const { source, compiled } of matched) {
-    for (const rule of compiled.rules) {
+  for (const policy of matched) {
+    for (const rule of policy.compiled.rules) {
       if (rule.effect !== 'deny' || (rule.mask & mask) === 0) continue;
-      const truth = evaluateRule(rule, source.id, e);
+      const truth = evaluateRule(rule, policy, e);
       if (truth === F) continue;
-      const denial = { effect: 'deny' as const, policyId: source.id, ruleId: rule.id };
+      const denial = { effect: 'deny' as const, policyId: policy.source.id, ruleId: rule.id };
       return truth === T
         ? { ...denial, reason: 'denied-by-rule', trace: trace(matched, mask, e) }
         : {
@@ -396,28 +464,28 @@ export function evaluatePolicies(
   }
 
   // Step 4: each policy's boundary for the action (allow rules naming only raw_signature do not draw one).
-  for (const { source, compiled } of matched) {
+  for (const policy of matched) {
     let bounded = false;
     let inside = false;
-    for (const rule of compiled.rules) {
+    for (const rule of policy.compiled.rules) {
       if (rule.effect !== 'allow' || (rule.mask & actionBit) === 0) continue;
       bounded = true;
-      if (evaluateRule(rule, source.id, e) === T) {
+      if (evaluateRule(rule, policy, e) === T) {
         inside = true;
         break;
       }
     }
     if (bounded && !inside) {
-      return { effect: 'deny', reason: 'outside-boundary', policyId: source.id, trace: trace(matched, mask, e) };
+      return { effect: 'deny', reason: 'outside-boundary', policyId: policy.source.id, trace: trace(matched, mask, e) };
     }
   }
 
   // Step 5: a raw signature needs an allow rule naming raw_signature that holds.
   if (request.rawSignature) {
     let allowed = false;
-    for (const { source, compiled } of matched) {
-      for (const rule of compiled.rules) {
-        if (rule.effect === 'allow' && rule.namesRaw && evaluateRule(rule, source.id, e) === T) {
+    for (const policy of matched) {
+      for (const rule of policy.compiled.rules) {
+        if (rule.effect === 'allow' && rule.namesRaw && evaluateRule(rule, policy, e) === T) {
           allowed = true;
           break;
         }
@@ -428,13 +496,13 @@ export function evaluatePolicies(
   }
 
   // Step 6: holds (deny has already won).
-  for (const { source, compiled } of matched) {
-    for (const rule of compiled.rules) {
+  for (const policy of matched) {
+    for (const rule of policy.compiled.rules) {
       if (rule.effect !== 'require_approval' || (rule.mask & mask) === 0) continue;
-      if (evaluateRule(rule, source.id, e) === F) continue;
+      if (evaluateRule(rule, policy, e) === F) continue;
       return {
         effect: 'hold',
-        policyId: source.id,
+        policyId: policy.source.id,
         ruleId: rule.id,
         ...(rule.approval ? { approval: rule.approval } : {}),
         reservations: reservations(matched, mask, e),
