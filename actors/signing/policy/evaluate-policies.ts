@@ -70,8 +70,8 @@ export interface DecisionTrace {
   policies: Array<{ policyId: string; version: number }>;
   /** The facts the applying rules read, with their values; null when the request does not carry it. */
   facts: Partial<Record<FactName, string | null>>;
-  /** Each window a spend leaf read: what it had counted, and this request's amount (null: unknown). */
-  spend: Array<SpendKey & { counted: string; amount: string | null }>;
+  /** Each window a spend leaf read: what it had counted before, and this request's amount in it. */
+  spend: Array<SpendKey & { counted: string; amount: string }>;
 }
 
 /** The fact named by a `fact-unavailable` denial: a fact, or `spend` when the request's amount of an asset is unknown. */
