@@ -3,6 +3,7 @@
  * at every boot, listed by the admin API and the CLI, retried or abandoned; a stored actor newer than the code
  * stops the API's start with a message naming it.
  */
+
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { nodeArgs } from './helpers/entry.ts';
 import {
   ROOT,
   startEnclaveProcess,
@@ -84,7 +86,7 @@ describe('faulted actors through the admin API and the CLI', () => {
   test('the CLI lists faulted actors', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'bin/admin.ts', 'list-actors', '--faulted', '--url', svc.adminUrl],
+      nodeArgs('bin/admin', 'list-actors', '--faulted', '--url', svc.adminUrl),
       { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: svc.adminToken } },
     );
     assert.match(stdout, new RegExp(`${broken}\\s+wallet v2\\s+creating\\s+faulted\\s+\\(could not be loaded`));
@@ -140,7 +142,7 @@ test('a stored actor newer than this release stops the API start, naming it (exi
   db.close();
   const enclave = await startEnclaveProcess(dataDir);
   try {
-    const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    const api = spawn(process.execPath, nodeArgs('api/main'), {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, fork } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { envelopeProblems, type RawResponse, rawRequest } from './helpers/bad-input-http.ts';
+import { entryOf } from './helpers/entry.ts';
 import {
-  ROOT,
   startEnclaveProcess,
   startTestService,
   stopProcess,
@@ -49,8 +48,9 @@ describe('api/main.ts: the public and the admin listener', () => {
   before(async () => {
     dataDir = tempDataDir();
     enclave = await startEnclaveProcess(dataDir);
-    api = fork(path.join(ROOT, 'api/main.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+    const entry = entryOf('api/main');
+    api = fork(entry.file, [], {
+      execArgv: entry.execArgv,
       env: {
         ...process.env,
         DATA_DIR: dataDir,

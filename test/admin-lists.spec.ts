@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
+import { nodeArgs } from './helpers/entry.ts';
 import { ROOT, startTestService, type TestService } from './helpers/service.ts';
 
 const run = promisify(execFile);
@@ -311,7 +312,7 @@ test('neither list ever carries a key secret, its random part, its SHA-256, or a
 describe('the CLI verbs list-projects and list-keys', () => {
   const cli = async (...args: string[]): Promise<string> =>
     (
-      await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--url', svc.adminUrl], {
+      await run(process.execPath, nodeArgs('bin/admin', ...args, '--url', svc.adminUrl), {
         cwd: ROOT,
         env: { ...process.env, ADMIN_TOKEN: svc.adminToken },
       })

@@ -2,6 +2,7 @@
  * The API knows it talks to the real enclave: an impostor process on the socket, a socket in a directory others
  * may write, and the operator's re-pin after a deliberate enclave move. One appliance for the whole file.
  */
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeArgs } from './helpers/entry.ts';
 import { spawnFakeEnclave } from './helpers/fake-enclave-process.ts';
 import {
   type Partner,
@@ -45,7 +47,7 @@ function admin(...args: string[]): Promise<{ code: number; stdout: string; stder
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'bin/admin.ts', ...args],
+      nodeArgs('bin/admin', ...args),
       {
         cwd: ROOT,
         env: { ...process.env, DATA_DIR: svc.dataDir, ENCLAVE_SOCKET: svc.config.enclaveSocket, ADMIN_TOKEN: '' },

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { masterKeyId } from '../enclave/envelope.ts';
 import { freePort } from '../fixtures/free-port.ts';
+import { nodeArgs } from './helpers/entry.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { ROOT, tempDataDir } from './helpers/service.ts';
 
@@ -108,7 +109,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   });
 
   test('the CLI quickstart prints a project and a development key that creates a wallet', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'quickstart', '--json'], {
+    const { stdout } = await run(process.execPath, nodeArgs('bin/admin', 'quickstart', '--json'), {
       cwd: ROOT,
       env: env(),
     });
@@ -124,16 +125,14 @@ describe('npm start: the supervisor on an empty data directory', () => {
     const w = (await r.json()) as { status: string; address: string };
     assert.equal(w.status, 'ready');
     // Without --json it says what the key may do and how to get more; --plan gives a larger plan.
-    const text = (
-      await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'quickstart'], { cwd: ROOT, env: env() })
-    ).stdout;
+    const text = (await run(process.execPath, nodeArgs('bin/admin', 'quickstart'), { cwd: ROOT, env: env() })).stdout;
     assert.match(text, /may make 30 requests a minute \(plan free\)/);
     assert.match(text, /--plan growth/);
     const larger = JSON.parse(
       (
         await run(
           process.execPath,
-          ['--import', 'tsx', 'bin/admin.ts', 'quickstart', '--plan', 'enterprise', '--rate-limit', '50000', '--json'],
+          nodeArgs('bin/admin', 'quickstart', '--plan', 'enterprise', '--rate-limit', '50000', '--json'),
           { cwd: ROOT, env: env() },
         )
       ).stdout,
@@ -143,7 +142,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
 
   test('the CLI covers the admin verbs: project, key, rotation, allowlist, deletion', async () => {
     const cli = async (...args: string[]) => {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--json'], {
+      const { stdout } = await run(process.execPath, nodeArgs('bin/admin', ...args, '--json'), {
         cwd: ROOT,
         env: env(),
       });
@@ -218,7 +217,7 @@ describe('npm start: the supervisor on an empty data directory', () => {
   test('the CLI rotates the master key: prepare, confirm and wait; the enclave promotes master.key.next', async () => {
     const cli = async (...args: string[]) =>
       (
-        await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
+        await run(process.execPath, nodeArgs('bin/admin', ...args), {
           cwd: ROOT,
           env: {
             ...process.env,

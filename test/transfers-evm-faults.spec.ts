@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { dropTransaction, mine, rpc, sendRawTransaction, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
+import { nodeArgs } from './helpers/entry.ts';
 import { chainsWithDelays } from './helpers/patient-chains.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
@@ -262,10 +263,8 @@ test('a payment that can never resolve: sign-only cannot take its nonce; the ope
 
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      'bin/admin.ts',
+    nodeArgs(
+      'bin/admin',
       'release-hold',
       w.id,
       'evm:31337',
@@ -276,7 +275,7 @@ test('a payment that can never resolve: sign-only cannot take its nonce; the ope
       '--url',
       svc.adminUrl,
       '--json',
-    ],
+    ),
     { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: svc.adminToken } },
   );
   const released = JSON.parse(stdout);

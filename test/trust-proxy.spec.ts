@@ -3,9 +3,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { nodeArgs } from './helpers/entry.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 // TRUST_PROXY decides which X-Forwarded-For entry is the caller's address, and so what the IP allowlist
@@ -155,7 +155,7 @@ describe('TRUST_PROXY=true is refused at start', () => {
     try {
       for (const value of ['true', 'TRUE', 'yes', 'maybe', '10.0.0.0/33']) {
         await assert.rejects(
-          promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api/main.ts')], {
+          promisify(execFile)(process.execPath, nodeArgs('api/main'), {
             cwd: ROOT,
             env: { ...process.env, DATA_DIR: dataDir, TRUST_PROXY: value, PORT: '0', ADMIN_PORT: '0' },
             timeout: 20_000,

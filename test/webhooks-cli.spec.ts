@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { type ReceivedDelivery, startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
+import { nodeArgs } from './helpers/entry.ts';
 import { type Partner, ROOT, startTestService, type TestService } from './helpers/service.ts';
 import { verifySpecSignature } from './helpers/webhook-verify.ts';
 
@@ -35,7 +36,7 @@ describe('the CLI webhook verbs', () => {
 
   const cli = async (...args: string[]): Promise<string> =>
     (
-      await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--url', svc.adminUrl], {
+      await run(process.execPath, nodeArgs('bin/admin', ...args, '--url', svc.adminUrl), {
         cwd: ROOT,
         env: { ...process.env, ADMIN_TOKEN: svc.adminToken },
       })

@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { defaultSocketPath } from '../../enclave/socket-path.ts';
+import { nodeArgs } from './entry.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,7 +33,7 @@ export function spawnEnclave(options: {
   const socketPath = options.env?.ENCLAVE_SOCKET ?? defaultSocketPath(options.dataDir);
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: options.dataDir, ...options.env };
   if (!options.env || !('ENCLAVE_MASTER_KEY' in options.env)) delete env.ENCLAVE_MASTER_KEY;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'enclave/main.ts'], {
+  const child = spawn(process.execPath, nodeArgs('enclave/main'), {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../api/config.ts';
 import type { RunningApi, startApi } from '../../api/server.ts';
+import { entryOf } from './entry.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -35,8 +36,9 @@ export function tempDataDir(prefix = 'wcs-'): string {
 /** Starts the real enclave as a child process and resolves once it reports ready. */
 export function startEnclaveProcess(dataDir: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const proc = fork(path.join(ROOT, 'enclave/main.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+    const enclave = entryOf('enclave/main');
+    const proc = fork(enclave.file, [], {
+      execArgv: enclave.execArgv,
       env: { ...process.env, DATA_DIR: dataDir, ...env },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '../../fixtures/free-port.ts';
+import { nodeArgs } from './entry.ts';
 import { ROOT } from './service.ts';
 
 /** The whole appliance as `npm start` runs it, from source, for tests that kill its processes. */
@@ -25,7 +26,7 @@ export async function startSupervisor(env: Record<string, string>): Promise<Runn
   const port = await freePort();
   const adminPort = await freePort();
   let log = '';
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+  const proc = spawn(process.execPath, nodeArgs('main'), {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
