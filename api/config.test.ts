@@ -103,3 +103,18 @@ describe('admin listener and HTTP limits', () => {
     }
   });
 });
+
+describe('approval lifetimes', () => {
+  test('APPROVAL_CASE_TTL_MS defaults to seven days, REVIEW_TTL_MS to 24 hours; both shortened, never zero', () => {
+    const c = loadConfig(base);
+    assert.equal(c.approvalCaseTtlMs, 7 * 24 * 3600_000);
+    assert.equal(c.reviewTtlMs, 24 * 3600_000);
+    const short = loadConfig({ ...base, APPROVAL_CASE_TTL_MS: '2000', REVIEW_TTL_MS: '500' });
+    assert.equal(short.approvalCaseTtlMs, 2000);
+    assert.equal(short.reviewTtlMs, 500);
+    for (const name of ['APPROVAL_CASE_TTL_MS', 'REVIEW_TTL_MS']) {
+      assert.match(problems({ [name]: '0' }).join(), new RegExp(name));
+      assert.match(problems({ [name]: '7d' }).join(), new RegExp(name));
+    }
+  });
+});

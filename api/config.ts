@@ -1,5 +1,6 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { DEFAULT_APPROVAL_CASE_TTL_MS, DEFAULT_REVIEW_TTL_MS } from '../chains/domain/approvals.ts';
 import { InternalError } from '../chains/domain/errors.ts';
 import { defaultSocketPath, resolveUid } from '../enclave/public.ts';
 import { type ChainsFile, readChainsFile } from './chains-config.ts';
@@ -37,6 +38,10 @@ export interface Config {
   webhookRetryBaseMs: number;
   /** Bound on one webhook attempt: connect, send, and the answer's headers. */
   webhookTimeoutMs: number;
+  /** APPROVAL_CASE_TTL_MS: an approval case's lifetime (the spec's seven days). */
+  approvalCaseTtlMs: number;
+  /** REVIEW_TTL_MS: a review's lifetime (24 hours). */
+  reviewTtlMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -217,6 +222,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2_000, 1, 3600_000),
     webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3600_000),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    approvalCaseTtlMs: int('APPROVAL_CASE_TTL_MS', DEFAULT_APPROVAL_CASE_TTL_MS, 1, 366 * 24 * 3600_000),
+    reviewTtlMs: int('REVIEW_TTL_MS', DEFAULT_REVIEW_TTL_MS, 1, 366 * 24 * 3600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

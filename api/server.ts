@@ -25,6 +25,7 @@ import { createAuthenticator } from './plugins/auth.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createActorsAdmin } from './services/actors-admin.ts';
 import { createAdminService } from './services/admin.ts';
+import { createApprovalsService } from './services/approvals.ts';
 import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
@@ -96,9 +97,18 @@ export async function startApi(
      * start, which a test running the API in its own process cannot set) and how names resolve.
      */
     webhooks?: { extraCa?: string; resolveAll?: ResolveAll };
+    /**
+     * Whether permissions are on for a key (the key's switch, `PUT /admin/v1/api-keys/{keyId}/permissions`): the
+     * approval-case list is empty while they are off. Default: on for every key (cases exist only where a key's
+     * requests were held).
+     */
+    permissionsEnabled?: (apiKeyId: string) => boolean;
   } = {},
 ): Promise<RunningApi> {
-  const store = createStore(path.join(config.dataDir, 'service.db'), { checkpointOffThread: true });
+  const store = createStore(path.join(config.dataDir, 'service.db'), {
+    checkpointOffThread: true,
+    approvals: { caseTtlMs: config.approvalCaseTtlMs, reviewTtlMs: config.reviewTtlMs },
+  });
   /** The app's logger once it exists (LOG_LEVEL applies); the operator's stderr before. */
   let appLog: FastifyBaseLogger | undefined;
   const enclaveLog =
@@ -212,6 +222,10 @@ export async function startApi(
     actors: createActorsAdmin({ host, store: store.actors }),
     holds: createHoldsAdmin({ store, host }),
     webhooks,
+    approvals: createApprovalsService({
+      store,
+      ...(opts.permissionsEnabled ? { permissionsEnabled: opts.permissionsEnabled } : {}),
+    }),
     idempotency,
     ready: async () => {
       let enclaveOk = false;

@@ -56,6 +56,23 @@ ${ENCLAVE_PIN_USAGE}
   redeliver KEY_ID EVENT_ID                     deliver one event again, with the same webhook-id and body
   redeliver-dead KEY_ID                         deliver every dead delivery of the endpoint again
 
+  signing-policy approvals (people who approve held requests; docs/operations.md "Approvals"):
+  create-user PROJECT_ID --name NAME            a person who can hold roles and decide approval cases
+  list-users PROJECT_ID
+  create-scope PROJECT_ID --name NAME           an authorization scope (people and their roles)
+  list-scopes PROJECT_ID
+  show-scope SCOPE_ID                           its users, roles and revisions
+  assign-roles SCOPE_ID USER_ID --roles R1,R2 --revision N [--force]
+                                                replace the user's roles (no --roles: none); N is the current
+                                                revision (0 the first time); --force writes even when pending
+                                                cases could then never complete, and invalidates them
+  bind-wallet WALLET_ID SCOPE_ID|none           the scope that decides the wallet's approval cases
+  list-cases PROJECT_ID [--status S] [--wallet-id W]
+                                                the project's approval cases, newest first
+  show-case CASE_ID                             its stages and decisions
+  decide-case CASE_ID --user-id USER_ID --decision approve|reject
+                                                record that person's decision (API keys cannot decide)
+
 options:
   --url URL      admin listener base URL (default http://$ADMIN_HOST:$ADMIN_PORT, i.e. http://127.0.0.1:${DEFAULT_ADMIN_PORT})
   --json         print the raw JSON answer`;
@@ -160,6 +177,11 @@ async function main(): Promise<void> {
       cursor: { type: 'string' },
       reason: { type: 'string' },
       by: { type: 'string' },
+      roles: { type: 'string' },
+      revision: { type: 'string' },
+      force: { type: 'boolean', default: false },
+      'wallet-id': { type: 'string' },
+      decision: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -521,6 +543,123 @@ async function main(): Promise<void> {
         r,
         `${r['redelivered']} deliver${r['redelivered'] === 1 ? 'y' : 'ies'} queued again from the first attempt`,
       );
+      break;
+    }
+    case 'create-user':
+    case 'create-scope': {
+      const projectId = encodeURIComponent(need(args[0], 'PROJECT_ID'));
+      const route = verb === 'create-user' ? 'users' : 'authorization-scopes';
+      const r = await call('POST', `/projects/${projectId}/${route}`, { name: need(values.name, '--name') });
+      print(r, `${verb === 'create-user' ? 'user' : 'scope'} ${r['id']} (${r['name']})`);
+      break;
+    }
+    case 'list-users':
+    case 'list-scopes': {
+      const projectId = need(args[0], 'PROJECT_ID');
+      const route = verb === 'list-users' ? 'users' : 'authorization-scopes';
+      const rows = await all(`/projects/${encodeURIComponent(projectId)}/${route}`);
+      print(
+        rows,
+        rows.length === 0
+          ? `project ${projectId} has no ${verb === 'list-users' ? 'users' : 'authorization scopes'}`
+          : table(
+              ['ID', 'NAME', 'CREATED'],
+              rows.map((x) => [String(x['id']), String(x['name']), String(x['createdAt'])]),
+            ),
+      );
+      break;
+    }
+    case 'show-scope': {
+      const sc = await call('GET', `/authorization-scopes/${encodeURIComponent(need(args[0], 'SCOPE_ID'))}`);
+      const rows = sc['assignments'] as Array<Record<string, unknown>>;
+      print(
+        sc,
+        `scope ${sc['id']} (${sc['name']}), project ${sc['projectId']}\n` +
+          (rows.length === 0
+            ? 'no assignments'
+            : table(
+                ['USER', 'ROLES', 'REVISION'],
+                rows.map((a) => [
+                  String(a['userId']),
+                  (a['roles'] as string[]).join(',') || '-',
+                  String(a['revision']),
+                ]),
+              )),
+      );
+      break;
+    }
+    case 'assign-roles': {
+      const scopeId = encodeURIComponent(need(args[0], 'SCOPE_ID'));
+      const userId = encodeURIComponent(need(args[1], 'USER_ID'));
+      const roles = (values.roles ?? '')
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
+      const r = await call('PUT', `/authorization-scopes/${scopeId}/assignments/${userId}`, {
+        roles,
+        expectedRevision: Number(need(values.revision, '--revision (the current revision; 0 the first time)')),
+        ...(values.force ? { force: true } : {}),
+      });
+      const invalidated = r['invalidatedCaseIds'] as string[];
+      print(
+        r,
+        `user ${r['userId']} in scope ${r['scopeId']}: ${(r['roles'] as string[]).join(', ') || 'no roles'} (revision ${r['revision']})` +
+          (invalidated.length ? `\ninvalidated cases: ${invalidated.join(', ')}` : ''),
+      );
+      break;
+    }
+    case 'bind-wallet': {
+      const walletId = need(args[0], 'WALLET_ID');
+      const scope = need(args[1], 'SCOPE_ID (or none)');
+      const r = await call('PUT', `/wallets/${encodeURIComponent(walletId)}/authorization-scope`, {
+        scopeId: scope === 'none' ? null : scope,
+      });
+      print(
+        r,
+        r['scopeId']
+          ? `wallet ${walletId}: approval cases go to scope ${r['scopeId']}`
+          : `wallet ${walletId}: bound to no scope (approval rules answer 403 FORBIDDEN)`,
+      );
+      break;
+    }
+    case 'list-cases': {
+      const projectId = need(args[0], 'PROJECT_ID');
+      const q = new URLSearchParams();
+      if (values.status) q.set('status', values.status);
+      if (values['wallet-id']) q.set('walletId', values['wallet-id']);
+      const rows = await all(`/projects/${encodeURIComponent(projectId)}/approval-cases`, q);
+      print(
+        rows,
+        rows.length === 0
+          ? 'no approval cases'
+          : table(
+              ['CASE', 'STATUS', 'WALLET', 'POLICY', 'RULE', 'STAGES', 'EXPIRES'],
+              rows.map((c) => [
+                String(c['id']),
+                String(c['status']),
+                String(c['walletId']),
+                String(c['policyId']),
+                String(c['ruleId']),
+                (c['stages'] as Array<Record<string, unknown>>)
+                  .map((st) => `${st['role']} ${st['approvals']}/${st['threshold']}`)
+                  .join(' > '),
+                String(c['expiresAt']),
+              ]),
+            ),
+      );
+      break;
+    }
+    case 'show-case':
+    case 'decide-case': {
+      const id = encodeURIComponent(need(args[0], 'CASE_ID'));
+      const c =
+        verb === 'show-case'
+          ? await call('GET', `/approval-cases/${id}`)
+          : await call('POST', `/approval-cases/${id}/decisions`, {
+              userId: need(values['user-id'], '--user-id'),
+              decision: need(values.decision, '--decision approve|reject'),
+            });
+      print(c, JSON.stringify(c, null, 2));
       break;
     }
     default:

@@ -1,5 +1,6 @@
 import { createActorStore } from './actor-store.ts';
 import { createApiKeysRepo } from './api-keys-repo.ts';
+import { type ApprovalLifetimes, createApprovalsRepo } from './approvals-repo.ts';
 import { startCheckpointer } from './checkpointer.ts';
 import { openServiceDb } from './db.ts';
 import { createIdempotencyRepo } from './idempotency-repo.ts';
@@ -13,9 +14,10 @@ import { createWriter } from './writer.ts';
 /**
  * Opens the service database and wires its repositories and group-commit writer. `checkpointOffThread`: the WAL is
  * checkpointed by a worker thread instead of inside the commits of the event loop (the service does this; tests
- * of single parts keep SQLite's automatic checkpoint).
+ * of single parts keep SQLite's automatic checkpoint). `approvals`: the lifetimes of approval cases and reviews
+ * (APPROVAL_CASE_TTL_MS, REVIEW_TTL_MS; default seven days and 24 hours).
  */
-export function createStore(file: string, opts: { checkpointOffThread?: boolean } = {}) {
+export function createStore(file: string, opts: { checkpointOffThread?: boolean; approvals?: ApprovalLifetimes } = {}) {
   const { db, sqlite } = openServiceDb(file);
   let checkpointer: ReturnType<typeof startCheckpointer> | undefined;
   if (opts.checkpointOffThread && file !== ':memory:') {
@@ -39,6 +41,7 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean 
     transactions: createTransactionsRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
     idempotency: createIdempotencyRepo(sqlite),
+    approvals: createApprovalsRepo(sqlite, opts.approvals),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -4,6 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { APPROVAL_DECISIONS, STORED_CASE_STATUSES, STORED_REVIEW_STATUSES } from '../chains/domain/approvals.ts';
 import { EVENT_TYPES, SIGNATURE_FORMATS } from '../chains/domain/events.ts';
 import {
   FAILURE_STAGES,
@@ -360,4 +361,158 @@ export const idempotencyKeys = sqliteTable(
     primaryKey({ columns: [t.projectId, t.key] }),
     index('idempotency_keys_expiry').on(t.expiresAt).where(sql`expires_at is not null`),
   ],
+);
+
+/**
+ * The people of a project who approve signing requests (POLICIES.md §2: operator-made, since this service has no
+ * end-user login). `X-Initiator-User-Id` and approval decisions name them by `id`.
+ */
+export const projectUsers = sqliteTable(
+  'project_users',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    name: text('name').notNull(),
+    createdAt: text('created_at').notNull(),
+    /** Insertion order: list order and cursor position. */
+    seq: integer('seq').notNull(),
+  },
+  (t) => [uniqueIndex('project_users_seq').on(t.seq), index('project_users_project_seq').on(t.projectId, t.seq)],
+);
+
+/** An authorization scope: the people (and their roles) who approve the cases of the wallets bound to it. */
+export const authorizationScopes = sqliteTable(
+  'authorization_scopes',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    name: text('name').notNull(),
+    createdAt: text('created_at').notNull(),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    uniqueIndex('authorization_scopes_seq').on(t.seq),
+    index('authorization_scopes_project_seq').on(t.projectId, t.seq),
+  ],
+);
+
+/** A user's roles in a scope; `revision` counts the writes (`expectedRevision`; 0 before the first). */
+export const scopeAssignments = sqliteTable(
+  'scope_assignments',
+  {
+    scopeId: text('scope_id')
+      .notNull()
+      .references(() => authorizationScopes.id),
+    userId: text('user_id')
+      .notNull()
+      .references(() => projectUsers.id),
+    /** JSON array of role names (may be empty: the user holds nothing in the scope). */
+    roles: text('roles').notNull(),
+    revision: integer('revision').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scopeId, t.userId] })],
+);
+
+/** Which authorization scope a wallet's approval cases go to; no row: the wallet is bound to none. */
+export const walletScopeBindings = sqliteTable(
+  'wallet_scope_bindings',
+  {
+    walletId: text('wallet_id')
+      .primaryKey()
+      .references(() => wallets.id),
+    scopeId: text('scope_id')
+      .notNull()
+      .references(() => authorizationScopes.id),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('wallet_scope_bindings_scope').on(t.scopeId)],
+);
+
+/**
+ * An approval case: a request held by a `require_approval` rule with an `approval` block, tied to its reference
+ * (`key:<Idempotency-Key>` or `body:<walletId>:<route>:<sha256>`) for good, one case per (key, reference). Written in
+ * the decision point's transaction. Times are Unix milliseconds. `expired` is not stored: a `pending` case past
+ * `expiresAt` is expired. `scopeId` is the wallet's scope when the case opened: its holders decide the case.
+ */
+export const approvalCases = sqliteTable(
+  'approval_cases',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id').notNull(),
+    apiKeyId: text('api_key_id').notNull(),
+    walletId: text('wallet_id').notNull(),
+    scopeId: text('scope_id').notNull(),
+    policyId: text('policy_id').notNull(),
+    policyVersion: integer('policy_version').notNull(),
+    ruleId: text('rule_id').notNull(),
+    reference: text('reference').notNull(),
+    bodyHash: text('body_hash').notNull(),
+    status: text('status', { enum: STORED_CASE_STATUSES }).notNull(),
+    /** JSON `[{role, threshold}]`: the rule's approval stages as they were when the case opened. */
+    stages: text('stages').notNull(),
+    initiatorUserId: text('initiator_user_id'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    /** When the case left `pending` (completed, rejected, invalidated, cancelled). */
+    endedAt: integer('ended_at'),
+    /** When a completed case let its request through (once). */
+    usedAt: integer('used_at'),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    uniqueIndex('approval_cases_reference').on(t.apiKeyId, t.reference),
+    uniqueIndex('approval_cases_seq').on(t.seq),
+    index('approval_cases_key_seq').on(t.apiKeyId, t.seq),
+    index('approval_cases_project_seq').on(t.projectId, t.seq),
+    index('approval_cases_policy').on(t.policyId).where(sql`status = 'pending'`),
+    index('approval_cases_scope').on(t.scopeId).where(sql`status = 'pending'`),
+  ],
+);
+
+/** One person's decision on a case, at the stage that was current; a user decides once per case. */
+export const approvalDecisions = sqliteTable(
+  'approval_decisions',
+  {
+    caseId: text('case_id')
+      .notNull()
+      .references(() => approvalCases.id),
+    userId: text('user_id').notNull(),
+    stage: integer('stage').notNull(),
+    decision: text('decision', { enum: APPROVAL_DECISIONS }).notNull(),
+    decidedAt: integer('decided_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.caseId, t.userId] })],
+);
+
+/**
+ * A review: a request held by a `require_approval` rule without an `approval` block, which the partner's backend
+ * approves or rejects with its key. A reference has a new review each time the last one expired or was consumed.
+ * Times are Unix milliseconds; `expiresAt` is the review's lifetime (REVIEW_TTL_MS from its creation); an approved
+ * review lets its request through until `decidedAt` + five minutes.
+ */
+export const reviews = sqliteTable(
+  'reviews',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id').notNull(),
+    apiKeyId: text('api_key_id').notNull(),
+    walletId: text('wallet_id').notNull(),
+    policyId: text('policy_id').notNull(),
+    policyVersion: integer('policy_version').notNull(),
+    ruleId: text('rule_id').notNull(),
+    reference: text('reference').notNull(),
+    bodyHash: text('body_hash').notNull(),
+    status: text('status', { enum: STORED_REVIEW_STATUSES }).notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    decidedAt: integer('decided_at'),
+    consumedAt: integer('consumed_at'),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [uniqueIndex('reviews_seq').on(t.seq), index('reviews_reference').on(t.apiKeyId, t.reference, t.seq)],
 );

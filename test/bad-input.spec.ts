@@ -1112,6 +1112,132 @@ describe('/admin/v1 routes', () => {
   });
 });
 
+describe('approvals: people, scopes, bindings, cases and reviews', () => {
+  test('admin writes: bad bodies, ids, revisions and decisions are refused and change nothing', async (t) => {
+    const admin = adminAuth();
+    const users = `/admin/v1/projects/${target.projectId}/users`;
+    const user = (await control('POST', users, admin, { name: 'bad-input approver' })).body as { id: string };
+    const scope = (
+      await control('POST', `/admin/v1/projects/${target.projectId}/authorization-scopes`, admin, { name: 'scope' })
+    ).body as { id: string };
+    const assignment = `/admin/v1/authorization-scopes/${scope.id}/assignments/${user.id}`;
+    await control('PUT', assignment, admin, { roles: ['approver'], expectedRevision: 0 });
+    const wallet = await svc.v1(target.secret, 'POST', '/wallets', {
+      type: 'EVM',
+      userIdentifier: 'bad-input-approvals',
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    assert.equal(wallet.status, 201);
+    const binding = `/admin/v1/wallets/${wallet.body.id}/authorization-scope`;
+    await control('PUT', binding, admin, { scopeId: scope.id });
+
+    const named = { name: 'someone' };
+    const nameField: FieldSpec[] = [{ name: 'name', kind: 'string', required: true, maxLength: 200, notBlank: true }];
+    const assign = { roles: ['approver'], expectedRevision: 1 };
+    const assignFields: FieldSpec[] = [
+      {
+        name: 'roles',
+        kind: 'string-array',
+        required: true,
+        maxItems: 32,
+        itemMaxLength: 64,
+        bad: [['has space'], ['-leading-dash'], ['']],
+      },
+      { name: 'expectedRevision', kind: 'integer', required: true, min: 0, max: 1_000_000_000 },
+      { name: 'force', kind: 'boolean', required: false },
+    ];
+    const decision = { userId: user.id, decision: 'approve' };
+    const decisionFields: FieldSpec[] = [
+      { name: 'userId', kind: 'string', required: true, maxLength: 128 },
+      { name: 'decision', kind: 'enum', required: true, values: ['approve', 'reject'], bad: ['APPROVE', 'maybe', ''] },
+    ];
+    const at = (method: string, path: string) => ({ method, path, headers: admin });
+    const cases: BadCase[] = [
+      ...withBodies(at('POST', users), [...parseLevelVariants(named), ...shapeVariants(named)]),
+      ...withBodies(at('POST', users), fieldVariants(named, nameField)),
+      ...withBodies(at('POST', `/admin/v1/projects/${target.projectId}/authorization-scopes`), [
+        ...shapeVariants(named),
+        ...fieldVariants(named, nameField),
+      ]),
+      ...idCases('POST', '/admin/v1/projects/{id}/users', admin, named),
+      ...withBodies(at('PUT', assignment), [...parseLevelVariants(assign), ...shapeVariants(assign)]),
+      ...withBodies(at('PUT', assignment), fieldVariants(assign, assignFields)),
+      ...withBodies(at('PUT', assignment), [
+        {
+          name: 'stale expectedRevision',
+          body: JSON.stringify({ roles: [], expectedRevision: 0 }),
+          status: 409,
+          code: 'REVISION_CONFLICT',
+        },
+        {
+          name: 'more than 32 roles',
+          body: JSON.stringify({ roles: Array.from({ length: 33 }, (_, i) => `r${i}`), expectedRevision: 1 }),
+          status: 400,
+        },
+      ]),
+      ...idCases('PUT', `/admin/v1/authorization-scopes/{id}/assignments/${user.id}`, admin, assign),
+      ...idCases('PUT', `/admin/v1/authorization-scopes/${scope.id}/assignments/{id}`, admin, assign),
+      ...withBodies(at('PUT', binding), [
+        ...shapeVariants({ scopeId: scope.id }).filter((v) => v.name !== 'server-owned field id'),
+        { name: 'scopeId a number', body: '{"scopeId":1}', status: 400 },
+        { name: 'scopeId empty', body: '{"scopeId":""}', status: 400 },
+        { name: 'scopeId of no scope', body: '{"scopeId":"nope"}', status: 404, code: 'AUTHORIZATION_SCOPE_NOT_FOUND' },
+      ]),
+      ...idCases('PUT', '/admin/v1/wallets/{id}/authorization-scope', admin, { scopeId: null }),
+      ...withBodies(at('POST', '/admin/v1/approval-cases/no-such-case/decisions'), [
+        ...shapeVariants(decision),
+        ...fieldVariants(decision, decisionFields),
+        { name: 'a decision on no case', body: JSON.stringify(decision), status: 404, code: 'APPROVAL_CASE_NOT_FOUND' },
+      ]),
+      ...idCases('POST', '/admin/v1/approval-cases/{id}/decisions', admin, decision),
+      ...['status=approved', 'status=', 'walletId=', 'cursor=nonsense', 'limit=0', 'other=1'].map(
+        (q): BadCase => ({
+          name: `project cases: ${q}`,
+          method: 'GET',
+          path: `/admin/v1/projects/${target.projectId}/approval-cases?${q}`,
+          headers: admin,
+          status: 400,
+        }),
+      ),
+    ];
+    await assertAllRefused(t, cases, 150);
+  });
+
+  test('/v1/permissions-v2: bad queries, ids and bodies are refused and change nothing', async (t) => {
+    const v1 = v1Auth();
+    await control('GET', '/v1/permissions-v2/approval-cases?limit=1', v1);
+    const cases: BadCase[] = [
+      ...['status=approved', 'status=PENDING', 'walletId=', 'cursor=nonsense', 'limit=101', 'other=1'].map(
+        (q): BadCase => ({
+          name: `cases: ${q}`,
+          method: 'GET',
+          path: `/v1/permissions-v2/approval-cases?${q}`,
+          headers: v1,
+          status: 400,
+        }),
+      ),
+      ...idCases('GET', '/v1/permissions-v2/approval-cases/{id}', v1),
+      ...idCases('POST', '/v1/permissions-v2/approval-cases/{id}/cancel', v1, {}),
+      ...idCases('POST', '/v1/permissions-v2/reviews/{id}/approve', v1, {}),
+      ...idCases('POST', '/v1/permissions-v2/reviews/{id}/reject', v1, {}),
+      ...withBodies({ method: 'POST', path: '/v1/permissions-v2/reviews/no-such-review/approve', headers: v1 }, [
+        ...parseLevelVariants({ note: 'x' }),
+      ]),
+      ...['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].flatMap((method): BadCase[] =>
+        ['delegation-consents', 'user-parameters'].map((route) => ({
+          name: `${method} ${route}`,
+          method,
+          path: `/v1/permissions-v2/users/someone/${route}`,
+          headers: v1,
+          status: 400,
+          code: 'permissions_v2_extension_unavailable',
+        })),
+      ),
+    ];
+    await assertAllRefused(t, cases, 40);
+  });
+});
+
 test('unknown routes and unknown methods on known paths answer a 4xx envelope', async (t) => {
   const admin = adminAuth();
   const v1 = v1Auth();

@@ -27,6 +27,11 @@ const DOCUMENTS = {
       { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
       { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
       { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
+      {
+        name: 'permissions',
+        description:
+          'Signing policies (`/v1/permissions-v2`): approval cases and reviews of requests a policy held for approval.',
+      },
       EVENTS_TAG,
     ],
     webhooks: true,
@@ -46,6 +51,11 @@ const DOCUMENTS = {
     tags: [
       { name: 'admin', description: 'Projects, API keys, allowlists, wallets, the master key and actors.' },
       { name: 'webhooks', description: 'One HTTPS endpoint per API key, its secret and its delivery log.' },
+      {
+        name: 'approvals',
+        description:
+          'The people who approve signing requests, their authorization scopes and roles, wallet bindings, and case decisions.',
+      },
     ],
     webhooks: false,
   },

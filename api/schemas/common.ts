@@ -1,4 +1,5 @@
 import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { ROLE_PATTERN } from '../../chains/domain/approvals.ts';
 import { SCHEMES, USER_IDENTIFIER_TYPES, WALLET_STATUSES, WALLET_TYPES } from '../../chains/domain/wallets.ts';
 
 /**
@@ -14,6 +15,7 @@ export const LIMIT_PATTERN = '^(100|[1-9][0-9]?)$';
 export const PATTERN_WORDING: Record<string, string> = {
   [TEXT_PATTERN]: 'must be non-blank, well-formed Unicode text',
   [LIMIT_PATTERN]: 'must be an integer from 1 to 100',
+  [ROLE_PATTERN]: 'must be a role name: a letter or digit, then letters, digits and _ . - :, at most 64 characters',
 };
 
 /** A string enum as JSON Schema `enum` (so a wrong value's message can list the allowed ones). */

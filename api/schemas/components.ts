@@ -19,6 +19,20 @@ import {
   ReleasedHold,
   RotatedKey,
 } from './admin.ts';
+import {
+  AdminApprovalCase,
+  AdminApprovalCaseList,
+  ApprovalCase,
+  ApprovalCaseList,
+  AuthorizationScope,
+  AuthorizationScopeList,
+  ListedAuthorizationScope,
+  ProjectUser,
+  ProjectUserList,
+  Review,
+  ScopeAssignment,
+  WalletScope,
+} from './approvals.ts';
 import { ErrorSchema, Pagination } from './common.ts';
 import { EvmFeeEstimate, FeeEstimate, SolanaFeeEstimate, TransactionList, TransactionRecord } from './payments.ts';
 import {
@@ -62,6 +76,9 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     TransactionRecord,
     TransactionList,
     EnclavePublicKey,
+    ApprovalCase,
+    ApprovalCaseList,
+    Review,
   ],
   admin: [
     ErrorSchema,
@@ -89,5 +106,14 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     ActorList,
     ActorDetail,
     ReleasedHold,
+    ProjectUser,
+    ProjectUserList,
+    ListedAuthorizationScope,
+    AuthorizationScopeList,
+    AuthorizationScope,
+    ScopeAssignment,
+    WalletScope,
+    AdminApprovalCase,
+    AdminApprovalCaseList,
   ],
 };

@@ -167,6 +167,47 @@ export const ERROR_CATALOGUE = {
     context: ['field'],
   },
   DELIVERY_NOT_FOUND: { status: 404, meaning: 'The endpoint has no delivery of that event.' },
+  // --- approvals: people, authorization scopes, approval cases, reviews (POLICIES.md §2 step 7, §3)
+  CONFLICT: {
+    status: 409,
+    meaning:
+      'The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'An approval requirement holds the request and the wallet is bound to no authorization scope.',
+  },
+  APPROVAL_CASE_NOT_FOUND: { status: 404, meaning: "No such approval case of the caller's key (or project)." },
+  REVIEW_NOT_FOUND: { status: 404, meaning: "No such review of the caller's key." },
+  USER_NOT_FOUND: { status: 404, meaning: "Admin API: no such user in the project (or the scope's project)." },
+  AUTHORIZATION_SCOPE_NOT_FOUND: { status: 404, meaning: 'Admin API: no such authorization scope.' },
+  INITIATOR_CANNOT_REVIEW: {
+    status: 403,
+    meaning: 'The user who initiated the request (`X-Initiator-User-Id`) cannot decide its approval case.',
+    context: ['reason'],
+  },
+  APPROVAL_DECISION_NOT_ALLOWED: {
+    status: 403,
+    meaning:
+      "The user cannot decide this case now: not a holder of the current stage's role in the case's scope, already decided, or the case is no longer pending (`reason` says which).",
+    context: ['reason'],
+  },
+  REVISION_CONFLICT: {
+    status: 409,
+    meaning: "`expectedRevision` is not the record's current revision: read it again and resend.",
+    context: ['revision'],
+  },
+  APPROVAL_CASES_AFFECTED: {
+    status: 409,
+    meaning:
+      'The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them.',
+    context: ['affectedCaseIds'],
+  },
+  permissions_v2_extension_unavailable: {
+    status: 400,
+    meaning:
+      'A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions.',
+  },
   // --- the service itself
   ENCLAVE_UNAVAILABLE: { status: 503, meaning: 'The enclave is not reachable; retry after `Retry-After`.' },
   ENCLAVE_TIMEOUT: { status: 503, meaning: 'The enclave did not answer in time; retry.' },

@@ -271,6 +271,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/permissions-v2/approval-cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the key's approval cases
+         * @description The key's approval cases, newest first, in the list envelope; `status` filters by the status as of now (a pending case past its lifetime is `expired`). Empty while permissions are off for the key (spec).
+         */
+        get: operations["listApprovalCases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/approval-cases/{caseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an approval case
+         * @description The case with its stages and who decided in each. Once `completed`, resend the original request (same Idempotency-Key, identical body) and it signs once.
+         */
+        get: operations["getApprovalCase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/approval-cases/{caseId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending approval case
+         * @description A pending case becomes `cancelled`: its request is never signed under it (a resend answers POLICY_REVIEW_REQUIRED with the same case; a new Idempotency-Key opens a new case). Any other case is answered as it is, 200.
+         */
+        post: operations["cancelApprovalCase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/reviews/{reviewId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a review
+         * @description A pending review becomes `approved`: resend the identical request within five minutes and it signs once. A review that has already ended (expired, rejected, consumed) or was approved is answered as it is, 200 (spec).
+         */
+        post: operations["approveReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/reviews/{reviewId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a review
+         * @description A pending review becomes `rejected`: a resend answers POLICY_DENIED (reason `review-rejected`) for the rest of its lifetime. A review that has already ended or was approved is answered as it is, 200 (spec).
+         */
+        post: operations["rejectReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "wallet.created": {
@@ -971,6 +1071,65 @@ export interface components {
             keyFingerprint: string;
             /** Format: date-time */
             generatedAt: string;
+        };
+        /** @description A request held for approval, tied to its Idempotency-Key (or, without one, to the request body). Resend the identical request once it is `completed`. */
+        ApprovalCase: {
+            id: string;
+            /**
+             * @description `pending` until its stages are complete (`completed`), one person rejects it (`rejected`), its lifetime ends (`expired`), its policy is replaced or deactivated (`invalidated`) or the partner cancels it (`cancelled`).
+             * @enum {string}
+             */
+            status: "pending" | "completed" | "rejected" | "expired" | "invalidated" | "cancelled";
+            walletId: string;
+            /** @description The policy whose rule held the request. */
+            policyId: string;
+            /** @description Its version when the case opened. */
+            policyVersion: number;
+            ruleId: string;
+            /** @description The rule's approval stages, completed in order. */
+            stages: {
+                /** @description Who decides this stage: holders of this role in the case's authorization scope. */
+                role: string;
+                /** @description Approvals that complete the stage. */
+                threshold: number;
+                /**
+                 * @description `completed`; `pending` (deciding now); `waiting` (after the current one); `rejected` (a rejection ended the case here).
+                 * @enum {string}
+                 */
+                status: "completed" | "pending" | "waiting" | "rejected";
+                /** @description Approvals so far. */
+                approvals: number;
+                /** @description Who decided in this stage, in order. */
+                decisions: {
+                    userId: string;
+                    /** @enum {string} */
+                    decision: "approve" | "reject";
+                    decidedAt: string;
+                }[];
+            }[];
+            /** @description The user named by `X-Initiator-User-Id` on the held request: never an approver of this case. */
+            initiatorUserId: string | null;
+            /** @description When the request was first held. */
+            createdAt: string;
+            /** @description End of its lifetime (APPROVAL_CASE_TTL_MS, seven days): a pending case expires then; a completed one no longer lets its request through; a rejection stops answering POLICY_DENIED. */
+            expiresAt: string;
+            /** @description When the completed case let its request through (once); null before. */
+            usedAt: string | null;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        ApprovalCaseList: {
+            data: components["schemas"]["ApprovalCase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Review: {
+            id: string;
+            /**
+             * @description `pending` until approved or rejected with the key; `approved` lets the identical request through once within five minutes, then reads `consumed` (used) or `expired` (not used in time; also a pending review past its lifetime).
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "rejected" | "expired" | "consumed";
+            /** @description When the current status lapses: a pending review expires (REVIEW_TTL_MS, 24 hours); an approved one lets the request through until then (five minutes after its approval); a rejection stands until then. */
+            expiresAt: string;
         };
     };
     responses: never;
@@ -4855,6 +5014,1151 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    listApprovalCases: {
+        parameters: {
+            query?: {
+                /** @description `pending` until its stages are complete (`completed`), one person rejects it (`rejected`), its lifetime ends (`expired`), its policy is replaced or deactivated (`invalidated`) or the partner cancels it (`cancelled`). */
+                status?: "pending" | "completed" | "rejected" | "expired" | "invalidated" | "cancelled";
+                /** @description Only the cases of this wallet. */
+                walletId?: string;
+                cursor?: string;
+                /** @description Page size 1-100; default 20. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approval cases. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalCaseList"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getApprovalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval case. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalCase"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `APPROVAL_CASE_NOT_FOUND`: No such approval case of the caller's key (or project).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "APPROVAL_CASE_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    cancelApprovalCase: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The case, cancelled or as it was. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalCase"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `APPROVAL_CASE_NOT_FOUND`: No such approval case of the caller's key (or project).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "APPROVAL_CASE_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    approveReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review's current status. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `REVIEW_NOT_FOUND`: No such review of the caller's key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "REVIEW_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    rejectReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review's current status. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `REVIEW_NOT_FOUND`: No such review of the caller's key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "REVIEW_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
                     };
                 };
             };

@@ -25,10 +25,12 @@ import { adminErrors, WALLET_CREATION } from '../../schemas/errors.ts';
 import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
+import type { ApprovalsService } from '../../services/approvals.ts';
 import type { HoldsAdmin } from '../../services/holds-admin.ts';
 import type { WalletService } from '../../services/wallets.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
+import { approvalAdminRoutes } from './approvals.ts';
 import { holdAdminRoutes } from './holds.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
 
@@ -41,8 +43,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   actors: ActorsAdmin;
   holds: HoldsAdmin;
   webhooks: WebhookService;
-}> = async (app, { admin, wallets, actors, holds, webhooks }) => {
+  approvals: ApprovalsService;
+}> = async (app, { admin, wallets, actors, holds, webhooks, approvals }) => {
   await app.register(actorAdminRoutes, { actors });
+  await app.register(approvalAdminRoutes, { approvals });
   await app.register(holdAdminRoutes, { holds });
   await app.register(webhookAdminRoutes, { webhooks });
 
