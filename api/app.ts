@@ -15,6 +15,7 @@ import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { adminRoutes } from './routes/admin/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentRoutes } from './routes/v1/payments.ts';
+import { permissionRoutes } from './routes/v1/permissions.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
@@ -24,6 +25,7 @@ import type { AdminService } from './services/admin.ts';
 import type { HoldsAdmin } from './services/holds-admin.ts';
 import type { Idempotency } from './services/idempotency.ts';
 import type { PaymentService } from './services/payments.ts';
+import type { PolicyService } from './services/policies.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
@@ -41,6 +43,7 @@ export interface AppDeps {
   actors: ActorsAdmin;
   holds: HoldsAdmin;
   webhooks: WebhookService;
+  policies: PolicyService;
   idempotency: Idempotency;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
@@ -158,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(signingRoutes, { signing: deps.signing, payments: deps.payments });
       await v1.register(paymentRoutes, { payments: deps.payments });
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
+      await v1.register(permissionRoutes, { policies: deps.policies });
     },
     { prefix: '/v1' },
   );
@@ -187,6 +191,7 @@ export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
         actors: deps.actors,
         holds: deps.holds,
         webhooks: deps.webhooks,
+        policies: deps.policies,
       });
     },
     { prefix: '/admin/v1' },

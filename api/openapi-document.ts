@@ -32,6 +32,7 @@ export async function openApiDocuments(): Promise<{ public: unknown; admin: unkn
     actors: unused,
     holds: unused,
     webhooks: unused,
+    policies: unused,
     idempotency: unused,
     ready: async () => ({}),
   };

@@ -28,6 +28,7 @@ import { createAdminService } from './services/admin.ts';
 import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
+import { createPolicyService } from './services/policies.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
@@ -212,6 +213,7 @@ export async function startApi(
     actors: createActorsAdmin({ host, store: store.actors }),
     holds: createHoldsAdmin({ store, host }),
     webhooks,
+    policies: createPolicyService({ store }),
     idempotency,
     ready: async () => {
       let enclaveOk = false;

@@ -27,6 +27,11 @@ const DOCUMENTS = {
       { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
       { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
       { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
+      {
+        name: 'permissions',
+        description:
+          'Signing policies (`/v1/permissions-v2`): guardrails with versions and revisions, validation, activation, and the production review.',
+      },
       EVENTS_TAG,
     ],
     webhooks: true,
@@ -46,6 +51,7 @@ const DOCUMENTS = {
     tags: [
       { name: 'admin', description: 'Projects, API keys, allowlists, wallets, the master key and actors.' },
       { name: 'webhooks', description: 'One HTTPS endpoint per API key, its secret and its delivery log.' },
+      { name: 'permissions', description: "API keys' signing-policy switches and production reviews." },
     ],
     webhooks: false,
   },

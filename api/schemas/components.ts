@@ -22,6 +22,17 @@ import {
 import { ErrorSchema, Pagination } from './common.ts';
 import { EvmFeeEstimate, FeeEstimate, SolanaFeeEstimate, TransactionList, TransactionRecord } from './payments.ts';
 import {
+  KeyPermissions,
+  Policy,
+  PolicyDocument,
+  PolicyList,
+  PolicyValidation,
+  PolicyVersion,
+  PolicyVersionList,
+  ProductionReviewRequested,
+  PublishedReview,
+} from './policies.ts';
+import {
   BroadcastResult,
   Signature,
   SignedAuthorization,
@@ -62,6 +73,13 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     TransactionRecord,
     TransactionList,
     EnclavePublicKey,
+    PolicyDocument,
+    Policy,
+    PolicyList,
+    PolicyVersion,
+    PolicyVersionList,
+    PolicyValidation,
+    ProductionReviewRequested,
   ],
   admin: [
     ErrorSchema,
@@ -89,5 +107,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     ActorList,
     ActorDetail,
     ReleasedHold,
+    KeyPermissions,
+    PublishedReview,
   ],
 };

@@ -26,10 +26,12 @@ import { CreateWalletBody, WalletIdParams } from '../../schemas/wallets.ts';
 import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
 import type { HoldsAdmin } from '../../services/holds-admin.ts';
+import type { PolicyService } from '../../services/policies.ts';
 import type { WalletService } from '../../services/wallets.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
 import { holdAdminRoutes } from './holds.ts';
+import { permissionAdminRoutes } from './permissions.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
 
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
@@ -41,10 +43,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   actors: ActorsAdmin;
   holds: HoldsAdmin;
   webhooks: WebhookService;
-}> = async (app, { admin, wallets, actors, holds, webhooks }) => {
+  policies: PolicyService;
+}> = async (app, { admin, wallets, actors, holds, webhooks, policies }) => {
   await app.register(actorAdminRoutes, { actors });
   await app.register(holdAdminRoutes, { holds });
   await app.register(webhookAdminRoutes, { webhooks });
+  await app.register(permissionAdminRoutes, { policies });
 
   app.post(
     '/projects',
