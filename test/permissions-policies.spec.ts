@@ -484,3 +484,42 @@ describe('bad input', () => {
     assert.equal((await svc.admin('GET', `/api-keys/${p.keyId}/permissions`)).body.enabled, true);
   });
 });
+
+describe('the CLI verbs', () => {
+  test('set-permissions, show-permissions, publish-review and dismiss-review as an operator runs them', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { ROOT } = await import('./helpers/service.ts');
+    const cli = async (...args: string[]) =>
+      (
+        await promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', 'bin/admin.ts', ...args, '--url', svc.adminUrl],
+          {
+            cwd: ROOT,
+            env: { ...process.env, ADMIN_TOKEN: svc.adminToken },
+          },
+        )
+      ).stdout;
+    const dev = await devPartner();
+    const k = await svc.admin('POST', `/projects/${dev.projectId}/api-keys`, { environment: 'production' });
+    const prod: Partner = { projectId: dev.projectId, keyId: k.body.id, secret: k.body.secretKey };
+    const set = await cli('set-permissions', prod.keyId, '--enabled', 'on');
+    assert.match(set, /^policies\s+on/m);
+    assert.match(set, /^review\s+awaiting_review$/m);
+    const a = await create(dev, capPolicy('cli'));
+    await svc.v1(dev.secret, 'POST', `${BASE}/policies/${a.id}/activate`, { expectedRevision: 1 });
+    assert.equal((await svc.v1(prod.secret, 'POST', `${BASE}/production-review`)).status, 200);
+    const pub = await cli('publish-review', prod.keyId, '--reason', 'checked', '--by', 'carol');
+    assert.match(pub, /^review\s+published \(by carol at .*: checked\)$/m);
+    assert.match(pub, new RegExp(`^published\\s+\\S+ version 1 \\(from ${a.id}\\)$`, 'm'));
+    const show = await cli('show-permissions', prod.keyId, '--json');
+    assert.equal(JSON.parse(show).productionReview.status, 'published');
+    await assert.rejects(
+      cli('dismiss-review', prod.keyId, '--reason', 'x', '--by', 'carol'),
+      /PRODUCTION_REVIEW_NOT_REQUESTED/,
+    );
+    const off = await cli('set-permissions', dev.keyId, '--enabled', 'off');
+    assert.match(off, /^policies\s+off/m);
+  });
+});
