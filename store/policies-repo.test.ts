@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluatePolicies } from '../actors/signing/policy/evaluate-policies.ts';
 import type { PolicyDocument } from '../actors/signing/policy/policy-document.ts';
+import { policySourceOf } from '../actors/signing/policy/policy-source.ts';
 import { NO_CHAIN_FACTS } from '../chains/domain/policies.ts';
 import { createStore } from './index.ts';
 import { selectorOf } from './policies-repo.ts';
@@ -95,7 +96,7 @@ test('activeGuardrails: oldest first, one parsed document object per version, re
   assert.notEqual(second, first);
   assert.equal(second[0]!.document, first[0]!.document);
   assert.equal(second[1]!.version, 2);
-  const cond = second[1]!.document.rules[0]!.conditions![0] as { value: string };
+  const cond = policySourceOf(repo).activeGuardrails('A')[1]!.document.rules[0]!.conditions![0] as { value: string };
   assert.equal(cond.value, '99');
 
   // Activation, deactivation and deletion each show at once.
@@ -119,7 +120,7 @@ test('activeGuardrails: oldest first, one parsed document object per version, re
   );
   assert.equal(repo.get('p3'), undefined, 'deleted: gone from reads');
   assert.equal(repo.document('p3', 1)?.name, 'three', 'its versions stay readable');
-  assert.equal(repo.document('p1', 1)?.rules[0]?.id, 'cap');
+  assert.equal((repo.document('p1', 1) as PolicyDocument | undefined)?.rules[0]?.id, 'cap');
   store.close();
 });
 
@@ -250,21 +251,16 @@ test('activeGuardrails feeds the engine without parsing per request (20 policies
   }));
   await store.writer.write(() => {
     for (let i = 0; i < 20; i++) {
-      repo.insert({
-        id: `p${i}`,
-        apiKeyId: 'A',
-        projectId: 'P',
-        document: {
-          name: `p${i}`,
-          layer: 'guardrail',
-          scope: { walletType: 'EVM', networks: [`eip155:${i + 1}`] },
-          rules,
-        },
-        status: 'active',
-        at: i,
-      });
+      const document: PolicyDocument = {
+        name: `p${i}`,
+        layer: 'guardrail',
+        scope: { walletType: 'EVM', networks: [`eip155:${i + 1}`] },
+        rules,
+      };
+      repo.insert({ id: `p${i}`, apiKeyId: 'A', projectId: 'P', document, status: 'active', at: i });
     }
   });
+  const source = policySourceOf(repo);
   const parse = JSON.parse;
   let parses = 0;
   JSON.parse = ((...args: Parameters<typeof JSON.parse>) => {
@@ -272,11 +268,11 @@ test('activeGuardrails feeds the engine without parsing per request (20 policies
     return parse(...args);
   }) as typeof JSON.parse;
   try {
-    repo.activeGuardrails('A');
+    source.activeGuardrails('A');
     const afterFirst = parses;
     for (let i = 0; i < 100; i++) {
       const d = evaluatePolicies(
-        repo.activeGuardrails('A'),
+        source.activeGuardrails('A'),
         {
           wallet: { id: 'w', type: 'EVM' },
           action: 'sign_message',

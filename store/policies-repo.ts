@@ -1,9 +1,33 @@
 import type Database from 'better-sqlite3';
-import type { ActivePolicy } from '../actors/signing/policy/evaluate-policies.ts';
-import type { PolicyDocument } from '../actors/signing/policy/policy-document.ts';
-import type { KeyPermissions, PolicySource } from '../actors/signing/policy/policy-ports.ts';
 import type { PolicyStatus, ProductionReviewStatus } from '../chains/domain/policies.ts';
 import type { WalletType } from '../chains/domain/wallets.ts';
+
+/**
+ * A policy document as the store reads it: the fields it keeps in columns. The store keeps only documents the policy
+ * engine's `validatePolicy` accepted (api/services/policies.ts checks each before writing), so a stored document is an
+ * engine `PolicyDocument` (actors/signing/policy/policy-document.ts, which store/ may not import: DESIGN §1);
+ * actors/signing/policy/policy-source.ts gives the engine its view of this repository.
+ */
+export interface StoredPolicyDocument {
+  readonly name: string;
+  readonly scope: { readonly walletType: WalletType; readonly networks?: readonly string[] };
+}
+
+/** A key's switch (the engine's `KeyPermissions`, actors/signing/policy/policy-ports.ts). */
+export interface KeyPermissions {
+  enabled: boolean;
+  approvals: boolean;
+}
+
+/** An active policy at its current version (the engine's `ActivePolicy`), its document frozen. */
+export interface StoredActivePolicy {
+  readonly id: string;
+  readonly version: number;
+  readonly createdAt: number;
+  readonly document: StoredPolicyDocument;
+}
+
+type PolicyDocument = StoredPolicyDocument;
 
 /** A key's permissions row as the admin API shows it. */
 export interface PermissionsRecord extends KeyPermissions {
@@ -172,7 +196,7 @@ export function createPoliciesRepo(sqlite: Database.Database) {
   };
 
   const permissionsCache = new Map<string, KeyPermissions>();
-  const activeCache = new Map<string, ActivePolicy[]>();
+  const activeCache = new Map<string, readonly StoredActivePolicy[]>();
   const documents = new Map<string, PolicyDocument>();
 
   /** The document of a version, parsed once and frozen. */
@@ -207,8 +231,9 @@ export function createPoliciesRepo(sqlite: Database.Database) {
     if (owner) invalidate(owner.apiKeyId);
   };
 
-  const source: PolicySource = {
-    permissions(apiKeyId) {
+  const source = {
+    /** The key's switch; off when never set. Served from memory after the first read. */
+    permissions(apiKeyId: string): KeyPermissions {
       let p = permissionsCache.get(apiKeyId);
       if (!p) {
         const row = s.permissions.get(apiKeyId) as { enabled: number; approvals: number } | undefined;
@@ -217,7 +242,8 @@ export function createPoliciesRepo(sqlite: Database.Database) {
       }
       return p;
     },
-    activeGuardrails(apiKeyId) {
+    /** The key's active policies at their current versions, oldest first; one frozen list until a write. */
+    activeGuardrails(apiKeyId: string): readonly StoredActivePolicy[] {
       let list = activeCache.get(apiKeyId);
       if (!list) {
         const rows = s.active.all(apiKeyId) as Array<{ id: string; version: number; createdAt: number }>;
@@ -227,7 +253,7 @@ export function createPoliciesRepo(sqlite: Database.Database) {
             if (!doc) throw new Error(`policy ${r.id} has no version ${r.version}`);
             return Object.freeze({ id: r.id, version: r.version, createdAt: r.createdAt, document: doc });
           }),
-        ) as ActivePolicy[];
+        );
         activeCache.set(apiKeyId, list);
       }
       return list;

@@ -31,6 +31,7 @@ import {
   type PolicyCases,
   type PolicyRecord,
   type PolicyVersionRecord,
+  type StoredPolicyDocument,
   selectorOf,
 } from '../../store/policies-repo.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
@@ -63,6 +64,9 @@ function invalidDocument(errors: PolicyValidationError[]): ServiceError {
   });
 }
 
+/** A stored document as the engine's type: the store keeps only documents `validatePolicy` accepted (`parse` below). */
+const engineDocument = (d: StoredPolicyDocument) => d as PolicyDocument;
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A policy as the API answers it: its current document with the service's fields. */
@@ -73,7 +77,7 @@ export function policyView(p: PolicyRecord) {
     status: p.status,
     version: p.version,
     revision: p.revision,
-    ...p.document,
+    ...engineDocument(p.document),
     ...(p.sourcePolicyId ? { sourcePolicyId: p.sourcePolicyId } : {}),
     createdAt: iso(p.createdAt)!,
     updatedAt: iso(p.updatedAt)!,
@@ -81,7 +85,7 @@ export function policyView(p: PolicyRecord) {
 }
 
 function versionView(v: PolicyVersionRecord) {
-  return { version: v.version, createdAt: iso(v.createdAt)!, policy: v.document };
+  return { version: v.version, createdAt: iso(v.createdAt)!, policy: engineDocument(v.document) };
 }
 
 function permissionsView(
@@ -108,7 +112,7 @@ function permissionsView(
   };
 }
 
-const sameDocument = (a: PolicyDocument, b: PolicyDocument) => JSON.stringify(a) === JSON.stringify(b);
+const sameDocument = (a: StoredPolicyDocument, b: StoredPolicyDocument) => JSON.stringify(a) === JSON.stringify(b);
 
 export function createPolicyService(deps: {
   store: Pick<Store, 'policies' | 'apiKeys' | 'writer'>;
