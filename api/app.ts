@@ -15,6 +15,7 @@ import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { adminRoutes } from './routes/admin/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentRoutes } from './routes/v1/payments.ts';
+import { permissionRoutes } from './routes/v1/permissions.ts';
 import { approvalRoutes } from './routes/v1/permissions-approvals.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
@@ -26,6 +27,7 @@ import type { ApprovalsService } from './services/approvals.ts';
 import type { HoldsAdmin } from './services/holds-admin.ts';
 import type { Idempotency } from './services/idempotency.ts';
 import type { PaymentService } from './services/payments.ts';
+import type { PolicyService } from './services/policies.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
@@ -44,6 +46,7 @@ export interface AppDeps {
   holds: HoldsAdmin;
   webhooks: WebhookService;
   approvals: ApprovalsService;
+  policies: PolicyService;
   idempotency: Idempotency;
   metrics: Metrics;
   ready: () => Promise<Record<string, boolean>>;
@@ -162,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(paymentRoutes, { payments: deps.payments });
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
       await v1.register(approvalRoutes, { approvals: deps.approvals, prefix: '/permissions-v2' });
+      await v1.register(permissionRoutes, { policies: deps.policies });
     },
     { prefix: '/v1' },
   );
@@ -192,6 +196,7 @@ export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
         holds: deps.holds,
         webhooks: deps.webhooks,
         approvals: deps.approvals,
+        policies: deps.policies,
       });
     },
     { prefix: '/admin/v1' },

@@ -26,7 +26,7 @@ function sources(): Array<{ file: string; text: string }> {
 }
 
 test('every error the source raises with a literal code and status is in the catalogue with that status', () => {
-  const raised = /new (?:ServiceError|ActorHostError)\(\s*'([A-Z0-9_]+)',\s*(\d{3})/g;
+  const raised = /new (?:ServiceError|ActorHostError)\(\s*'([A-Za-z0-9_]+)',\s*(\d{3})/g;
   const answered = /\bstatus: (\d{3}),\s*code: '([A-Z0-9_]+)'|\bcode: '([A-Z0-9_]+)',\s*status: (\d{3})/g;
   const found: string[] = [];
   const wrong: string[] = [];

@@ -33,6 +33,7 @@ export async function openApiDocuments(): Promise<{ public: unknown; admin: unkn
     holds: unused,
     webhooks: unused,
     approvals: unused,
+    policies: unused,
     idempotency: unused,
     ready: async () => ({}),
   };

@@ -29,6 +29,7 @@ import { createApprovalsService } from './services/approvals.ts';
 import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
+import { createPolicyService } from './services/policies.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
@@ -97,12 +98,6 @@ export async function startApi(
      * start, which a test running the API in its own process cannot set) and how names resolve.
      */
     webhooks?: { extraCa?: string; resolveAll?: ResolveAll };
-    /**
-     * Whether permissions are on for a key (the key's switch, `PUT /admin/v1/api-keys/{keyId}/permissions`): the
-     * approval-case list is empty while they are off. Default: on for every key (cases exist only where a key's
-     * requests were held).
-     */
-    permissionsEnabled?: (apiKeyId: string) => boolean;
   } = {},
 ): Promise<RunningApi> {
   const store = createStore(path.join(config.dataDir, 'service.db'), {
@@ -224,7 +219,14 @@ export async function startApi(
     webhooks,
     approvals: createApprovalsService({
       store,
-      ...(opts.permissionsEnabled ? { permissionsEnabled: opts.permissionsEnabled } : {}),
+      permissionsEnabled: (apiKeyId) => store.policies.permissions(apiKeyId).enabled,
+    }),
+    policies: createPolicyService({
+      store,
+      cases: {
+        pendingCasesOf: (policyId) => store.approvals.pendingCasesOf(policyId),
+        invalidateCases: (policyId, at) => void store.approvals.invalidateUncompletedCases(policyId, at),
+      },
     }),
     idempotency,
     ready: async () => {

@@ -35,6 +35,13 @@ verbs:
                                                 release the wallet's hold on a chain (evm:<chainId>,
                                                 solana:<network>) from a payment that can never resolve: it
                                                 stops sending, keeps its status and stays watched
+  show-permissions KEY_ID                       the key's signing-policy switch, approvals and production review
+  set-permissions KEY_ID --enabled on|off [--approvals on|off]
+                                                turn signing policies on or off for a key (approvals default off);
+                                                on a production key, on opens a production review (awaiting_review)
+  publish-review KEY_ID --reason WHY --by NAME  publish a production key's requested review: the project's
+                                                development keys' active policies become its active policies
+  dismiss-review KEY_ID --reason WHY --by NAME  dismiss a production key's requested review: nothing is published
 ${ENCLAVE_PIN_USAGE}
   master-key-status                             the enclave's master key: rotation state, key ids, records per key
   rotate-master-key [--confirm KEY_ID]          rotate the enclave's master key: without --confirm, prepare the
@@ -122,6 +129,22 @@ function describeWebhook(w: Record<string, unknown>): string {
   ].join('\n');
 }
 
+/** A key's permissions answer for a terminal. */
+function describePermissions(p: Record<string, unknown>): string {
+  const review = p['productionReview'] as Record<string, unknown> | null;
+  return [
+    `api key      ${p['apiKeyId']} (${p['environment']})`,
+    `policies     ${p['enabled'] ? 'on: evaluated before every signature' : 'off: every signature allowed'}`,
+    `approvals    ${p['approvals'] ? 'on' : 'off'}`,
+    ...(review
+      ? [
+          `review       ${review['status']}` +
+            (review['decidedBy'] ? ` (by ${review['decidedBy']} at ${review['decidedAt']}: ${review['reason']})` : ''),
+        ]
+      : []),
+  ].join('\n');
+}
+
 /** Rows as columns padded to their widest cell, under a header line. */
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -182,6 +205,8 @@ async function main(): Promise<void> {
       force: { type: 'boolean', default: false },
       'wallet-id': { type: 'string' },
       decision: { type: 'string' },
+      enabled: { type: 'string' },
+      approvals: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -420,6 +445,45 @@ async function main(): Promise<void> {
         r,
         `released: wallet ${r['walletId']} on ${r['chainKey']} is free to pay again\n` +
           `payment ${r['transactionId']} keeps status ${r['status']} and stays watched (released ${r['releasedAt']} by ${r['releasedBy']})`,
+      );
+      break;
+    }
+    case 'show-permissions':
+    case 'set-permissions': {
+      const keyId = encodeURIComponent(need(args[0], 'KEY_ID'));
+      const onOff = (v: string | undefined, what: string, fallback?: boolean): boolean => {
+        if (v === undefined && fallback !== undefined) return fallback;
+        if (v === 'on' || v === 'true') return true;
+        if (v === 'off' || v === 'false') return false;
+        return fail(`${what} takes on or off\n\n${USAGE}`);
+      };
+      const r =
+        verb === 'show-permissions'
+          ? await call('GET', `/api-keys/${keyId}/permissions`)
+          : await call('PUT', `/api-keys/${keyId}/permissions`, {
+              enabled: onOff(values.enabled, '--enabled'),
+              approvals: onOff(values.approvals, '--approvals', false),
+            });
+      print(r, describePermissions(r));
+      break;
+    }
+    case 'publish-review':
+    case 'dismiss-review': {
+      const keyId = encodeURIComponent(need(args[0], 'KEY_ID'));
+      const action = verb === 'publish-review' ? 'publish' : 'dismiss';
+      const r = await call('POST', `/api-keys/${keyId}/production-review/${action}`, {
+        reason: need(values.reason, '--reason'),
+        by: need(values.by, '--by'),
+      });
+      const published = (r['published'] as Array<Record<string, unknown>> | undefined) ?? [];
+      const deactivated = (r['deactivated'] as string[] | undefined) ?? [];
+      print(
+        r,
+        [
+          describePermissions(r),
+          ...published.map((p) => `published    ${p['id']} version ${p['version']} (from ${p['sourcePolicyId']})`),
+          ...deactivated.map((id) => `deactivated  ${id} (its development policy is no longer active)`),
+        ].join('\n'),
       );
       break;
     }

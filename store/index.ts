@@ -5,6 +5,7 @@ import { startCheckpointer } from './checkpointer.ts';
 import { openServiceDb } from './db.ts';
 import { createIdempotencyRepo } from './idempotency-repo.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
+import { createPoliciesRepo } from './policies-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
 import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
@@ -42,6 +43,8 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean;
     webhooks: createWebhooksRepo(sqlite),
     idempotency: createIdempotencyRepo(sqlite),
     approvals: createApprovalsRepo(sqlite, opts.approvals),
+    /** Signing policies and the keys' permission switches; also the decision point's PolicySource. */
+    policies: createPoliciesRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -13,6 +13,7 @@ import {
   SOLANA_NETWORKS,
   TRANSACTION_STATUSES,
 } from '../chains/domain/payments.ts';
+import { POLICY_LAYERS, POLICY_STATUSES, PRODUCTION_REVIEW_STATUSES } from '../chains/domain/policies.ts';
 import { KEY_ENVIRONMENTS, PLANS } from '../chains/domain/projects.ts';
 import {
   CUSTODY_KINDS,
@@ -515,4 +516,75 @@ export const reviews = sqliteTable(
     seq: integer('seq').notNull(),
   },
   (t) => [uniqueIndex('reviews_seq').on(t.seq), index('reviews_reference').on(t.apiKeyId, t.reference, t.seq)],
+);
+
+/**
+ * The signing-policy switch of an API key (`PUT /admin/v1/api-keys/{id}/permissions`): no row is permissions off.
+ * `productionReview` is a production key's review state (chains/domain/policies.ts), null for development keys. The
+ * operator's last review decision is kept with who made it and why. Times are Unix milliseconds.
+ */
+export const keyPermissions = sqliteTable('key_permissions', {
+  apiKeyId: text('api_key_id')
+    .primaryKey()
+    .references(() => apiKeys.id),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull(),
+  approvals: integer('approvals', { mode: 'boolean' }).notNull(),
+  productionReview: text('production_review', { enum: PRODUCTION_REVIEW_STATUSES }),
+  reviewRequestedAt: integer('review_requested_at'),
+  reviewDecidedAt: integer('review_decided_at'),
+  reviewDecidedBy: text('review_decided_by'),
+  reviewReason: text('review_reason'),
+  updatedAt: integer('updated_at').notNull(),
+});
+
+/**
+ * Signing policies (`/v1/permissions-v2/policies`), one row per policy, owned by the API key that wrote it (or, on a
+ * production key, published to it: `sourcePolicyId` names the development key's policy it copies). The content lives
+ * in `policy_versions`, immutable per version; `version` is the current one, `revision` counts writes (the
+ * `expectedRevision` of every write). `selector` is the scope's network set, sorted and comma-joined; '' when the
+ * scope names none (every network: a document's set has at least one). At most one active policy per key, wallet type and selector (`policies_active_selector`). A deleted policy
+ * keeps its row and versions (`deletedAt`), so decisions logged against it stay readable; `mergedInto` names the
+ * policy whose next version it became when it was activated over it. Times are Unix milliseconds; list order is the
+ * rowid (insertion order).
+ */
+export const policies = sqliteTable(
+  'policies',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    projectId: text('project_id').notNull(),
+    name: text('name').notNull(),
+    layer: text('layer', { enum: POLICY_LAYERS }).notNull(),
+    walletType: text('wallet_type', { enum: WALLET_TYPES }).notNull(),
+    selector: text('selector').notNull(),
+    status: text('status', { enum: POLICY_STATUSES }).notNull(),
+    version: integer('version').notNull(),
+    revision: integer('revision').notNull(),
+    sourcePolicyId: text('source_policy_id'),
+    mergedInto: text('merged_into'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    deletedAt: integer('deleted_at'),
+  },
+  (t) => [
+    index('policies_key').on(t.apiKeyId).where(sql`deleted_at is null`),
+    index('policies_active').on(t.apiKeyId).where(sql`status = 'active' and deleted_at is null`),
+    uniqueIndex('policies_active_selector')
+      .on(t.apiKeyId, t.walletType, t.selector)
+      .where(sql`status = 'active' and deleted_at is null`),
+  ],
+);
+
+/** Every version of every policy: the validated document as JSON, never changed once written. */
+export const policyVersions = sqliteTable(
+  'policy_versions',
+  {
+    policyId: text('policy_id').notNull(),
+    version: integer('version').notNull(),
+    document: text('document').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.policyId, t.version] })],
 );

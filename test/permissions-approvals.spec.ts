@@ -27,7 +27,6 @@ let scopeId: string;
 /** a: the initiator; b, d: approvers; c: finance only. */
 const users: Record<'a' | 'b' | 'c' | 'd', string> = { a: '', b: '', c: '', d: '' };
 /** The switch the permissions helper will own; this spec turns it off for one test. */
-const permissionsOn = new Map<string, boolean>();
 
 const v1 = (method: string, route: string, body?: unknown, secret = partner.secret) =>
   svc.v1(secret, method, `/permissions-v2${route}`, body);
@@ -77,14 +76,21 @@ const openReview = async (over: Partial<Omit<HoldRequest, 'approval'>> = {}) => 
   assert.equal(o.kind, 'required');
   return (o as { reviewId: string }).reviewId;
 };
+/** The key's signing-policy switch, as the operator sets it. */
+const permissions = async (keyId: string, enabled: boolean) => {
+  const r = await svc.admin('PUT', `/api-keys/${keyId}/permissions`, { enabled, approvals: true });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+};
 const decide = (caseId: string, userId: string, decision: 'approve' | 'reject') =>
   svc.admin('POST', `/approval-cases/${caseId}/decisions`, { userId, decision });
 
 before(async () => {
-  svc = await startTestService({}, { api: { permissionsEnabled: (k) => permissionsOn.get(k) ?? true } });
+  svc = await startTestService();
   store = createStore(path.join(svc.dataDir, 'service.db'));
   partner = await svc.newPartner();
   other = await svc.newPartner();
+  await permissions(partner.keyId, true);
+  await permissions(other.keyId, true);
   const wallet = async (p: Partner, id: string) => {
     const r = await svc.v1(p.secret, 'POST', '/wallets', {
       type: 'EVM',
@@ -318,7 +324,7 @@ describe('approval cases', () => {
 
   test('the list is empty while permissions are off for the key; reads of a case still answer', async () => {
     const caseId = await openCase();
-    permissionsOn.set(partner.keyId, false);
+    await permissions(partner.keyId, false);
     try {
       const off = await v1('GET', '/approval-cases');
       assert.equal(off.status, 200);
@@ -326,7 +332,7 @@ describe('approval cases', () => {
       assert.equal(off.body.pagination.hasMore, false);
       assert.equal((await v1('GET', `/approval-cases/${caseId}`)).status, 200);
     } finally {
-      permissionsOn.delete(partner.keyId);
+      await permissions(partner.keyId, true);
     }
     assert.ok((await v1('GET', '/approval-cases')).body.data.length > 0);
   });

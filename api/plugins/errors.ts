@@ -125,7 +125,7 @@ export const errorsPlugin = fp(
     // OpenAPI document and the API guide would not tell partners about it), logged where an operator sees it.
     app.addHook('onSend', (req, reply, payload, done) => {
       if (reply.statusCode >= 400 && typeof payload === 'string') {
-        const code = /^\{"code":"([A-Z0-9_]+)"/.exec(payload)?.[1] ?? '';
+        const code = /^\{"code":"([A-Za-z0-9_]+)"/.exec(payload)?.[1] ?? '';
         if (!isCatalogued(code, reply.statusCode)) {
           req.log.error({ code, status: reply.statusCode }, 'answered an error code outside the catalogue');
         }

@@ -30,7 +30,7 @@ const DOCUMENTS = {
       {
         name: 'permissions',
         description:
-          'Signing policies (`/v1/permissions-v2`): approval cases and reviews of requests a policy held for approval.',
+          'Signing policies (`/v1/permissions-v2`): guardrails with versions and revisions, validation, activation, the production review, and the approval cases and reviews of requests a policy held.',
       },
       EVENTS_TAG,
     ],
@@ -56,6 +56,7 @@ const DOCUMENTS = {
         description:
           'The people who approve signing requests, their authorization scopes and roles, wallet bindings, and case decisions.',
       },
+      { name: 'permissions', description: "API keys' signing-policy switches and production reviews." },
     ],
     webhooks: false,
   },

@@ -36,6 +36,17 @@ import {
 import { ErrorSchema, Pagination } from './common.ts';
 import { EvmFeeEstimate, FeeEstimate, SolanaFeeEstimate, TransactionList, TransactionRecord } from './payments.ts';
 import {
+  KeyPermissions,
+  Policy,
+  PolicyDocument,
+  PolicyList,
+  PolicyValidation,
+  PolicyVersion,
+  PolicyVersionList,
+  ProductionReviewRequested,
+  PublishedReview,
+} from './policies.ts';
+import {
   BroadcastResult,
   Signature,
   SignedAuthorization,
@@ -79,6 +90,13 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     ApprovalCase,
     ApprovalCaseList,
     Review,
+    PolicyDocument,
+    Policy,
+    PolicyList,
+    PolicyVersion,
+    PolicyVersionList,
+    PolicyValidation,
+    ProductionReviewRequested,
   ],
   admin: [
     ErrorSchema,
@@ -115,5 +133,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     WalletScope,
     AdminApprovalCase,
     AdminApprovalCaseList,
+    KeyPermissions,
+    PublishedReview,
   ],
 };

@@ -145,6 +145,73 @@ export const ERROR_CATALOGUE = {
   },
   ADDRESS_SCREENING_UNAVAILABLE: { status: 400, meaning: '`addressScreening` is not available on this service.' },
   ...chainEntries,
+  // --- signing policies (/v1/permissions-v2); the spec names the document's validation codes in lower case
+  PERMISSIONS_NOT_ENABLED: {
+    status: 403,
+    meaning:
+      'Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.',
+  },
+  PRODUCTION_KEY_READ_ONLY: {
+    status: 403,
+    meaning:
+      "A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.",
+  },
+  POLICY_NOT_FOUND: { status: 404, meaning: 'No such policy for this API key.' },
+  REVISION_CONFLICT: {
+    status: 409,
+    meaning:
+      "`expectedRevision` is not the record's current revision (a policy, a role assignment): it changed since it was read; read it again and resend.",
+    context: ['errors', 'revision'],
+  },
+  APPROVAL_CASES_AFFECTED: {
+    status: 409,
+    meaning:
+      'The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them.',
+    context: ['errors', 'affectedCaseIds'],
+  },
+  POLICY_ACTIVE: {
+    status: 409,
+    meaning: 'An active policy cannot be deleted: deactivate it first.',
+    context: ['errors'],
+  },
+  POLICY_SELECTOR_ACTIVE: {
+    status: 409,
+    meaning: 'Another active policy of the key has the same wallet type and network set.',
+    context: ['errors', 'policyId'],
+  },
+  PRODUCTION_REVIEW_INELIGIBLE: {
+    status: 409,
+    meaning:
+      'No development key of the project has an active policy, or the production key is not awaiting review; body `status: ineligible`.',
+    context: ['status'],
+  },
+  PRODUCTION_REVIEW_NOT_REQUESTED: {
+    status: 409,
+    meaning: 'Admin API: the production key has no requested review to publish or dismiss.',
+  },
+  partner_policy_schema_invalid: {
+    status: 400,
+    meaning:
+      'A policy field has the wrong type or value, or a required one is missing; `errors[]` has each with a JSON pointer.',
+    context: ['errors'],
+  },
+  policy_schema_field_unknown: {
+    status: 400,
+    meaning: 'The policy document has a field the schema does not have (or one the service sets).',
+    context: ['errors'],
+  },
+  layer_invalid: { status: 400, meaning: "The policy's `layer` is not `guardrail`.", context: ['errors'] },
+  permissions_v2_extension_unavailable: {
+    status: 400,
+    meaning:
+      'A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions.',
+    context: ['errors'],
+  },
+  fact_not_available: {
+    status: 400,
+    meaning: 'A condition reads a fact its rule can never have (a rule on `raw_signature` reads only `wallet.*`).',
+    context: ['errors'],
+  },
   // --- admin API
   PROJECT_NOT_FOUND: { status: 404, meaning: 'No such project (or it was deleted).' },
   API_KEY_NOT_FOUND: { status: 404, meaning: 'No such API key (or its project was deleted).' },
@@ -191,22 +258,6 @@ export const ERROR_CATALOGUE = {
     meaning:
       "The user cannot decide this case now: not a holder of the current stage's role in the case's scope, already decided, or the case is no longer pending (`reason` says which).",
     context: ['reason'],
-  },
-  REVISION_CONFLICT: {
-    status: 409,
-    meaning: "`expectedRevision` is not the record's current revision: read it again and resend.",
-    context: ['revision'],
-  },
-  APPROVAL_CASES_AFFECTED: {
-    status: 409,
-    meaning:
-      'The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them.',
-    context: ['affectedCaseIds'],
-  },
-  permissions_v2_extension_unavailable: {
-    status: 400,
-    meaning:
-      'A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions.',
   },
   // --- the service itself
   ENCLAVE_UNAVAILABLE: { status: 503, meaning: 'The enclave is not reachable; retry after `Retry-After`.' },

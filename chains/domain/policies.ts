@@ -232,3 +232,12 @@ export const NO_CHAIN_FACTS: ChainFacts = Object.freeze({
   facts: Object.freeze({}),
   spend: Object.freeze({ moved: Object.freeze([]) as unknown as SpendAmounts['moved'], complete: false }),
 }) as ChainFacts;
+
+/**
+ * Where a production key's permissions stand (POLICIES.md §3): `awaiting_review` once the operator enables permissions
+ * for it (the partner may then ask for a review), `requested` after `POST /v1/permissions-v2/production-review`, then
+ * `published` (the operator copied the development keys' active policies to it) or `dismissed`. Development keys have
+ * none: they write their own policies.
+ */
+export const PRODUCTION_REVIEW_STATUSES = ['awaiting_review', 'requested', 'published', 'dismissed'] as const;
+export type ProductionReviewStatus = (typeof PRODUCTION_REVIEW_STATUSES)[number];

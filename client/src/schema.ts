@@ -371,6 +371,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/permissions-v2/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the key's signing policies
+         * @description The key's policies, oldest first (the order they are evaluated in), in the list envelope; `status` filters. Empty while permissions are off for the key.
+         */
+        get: operations["listPolicies"];
+        put?: never;
+        /**
+         * Create a policy (a draft)
+         * @description Checks the document and saves it as a draft, version 1, revision 1; nothing is evaluated until it is activated. Errors name each problem in `errors[]` with a JSON pointer; the top-level `code` is the first one. 403 PERMISSIONS_NOT_ENABLED while permissions are off for the key; 403 PRODUCTION_KEY_READ_ONLY with a production key.
+         */
+        post: operations["createPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a policy document without saving it
+         * @description 200 `{valid, errors}` whatever the document holds: each error with its code, JSON-pointer `path` and message. Nothing is saved; it answers whether or not permissions are on.
+         */
+        post: operations["validatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/{policyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a policy
+         * @description The policy at its current version; another key's policy answers 404 like a missing one.
+         */
+        get: operations["getPolicy"];
+        /**
+         * Replace a policy's document (its next version)
+         * @description Makes the next version of the policy with this document; on an active policy it is live at once. `expectedRevision` must be the revision last read (409 REVISION_CONFLICT). Pending approval cases of an active policy: 409 APPROVAL_CASES_AFFECTED with `affectedCaseIds`, or `force: true` to invalidate them. 409 POLICY_SELECTOR_ACTIVE when an active policy would take the wallet type and network set of another active one.
+         */
+        put: operations["replacePolicy"];
+        post?: never;
+        /**
+         * Delete a draft or inactive policy
+         * @description The policy leaves every list and route (its versions are kept for the decision log). An active policy answers 409 POLICY_ACTIVE: deactivate it first.
+         */
+        delete: operations["deletePolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/{policyId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a policy's versions
+         * @description Every version of the policy, newest first, each with its document as it was written.
+         */
+        get: operations["listPolicyVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/{policyId}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate a policy
+         * @description From the answer on, the policy is evaluated. When another active policy of the key has the same wallet type and network set, this policy's document becomes that policy's next version instead: the answer is that policy (another id), and this one is deleted (its versions are kept). Already active: answered unchanged.
+         */
+        post: operations["activatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/{policyId}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a policy
+         * @description The policy is no longer evaluated; its pending approval cases end (with `force`, else 409 APPROVAL_CASES_AFFECTED). A draft or inactive policy is answered unchanged.
+         */
+        post: operations["deactivatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/production-review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the operator to publish the development keys' policies to this production key
+         * @description Called with the production key. 200 `{status: requested}`; 409 PRODUCTION_REVIEW_INELIGIBLE with `status: ineligible` when no development key of the project has an active policy, or this key is not awaiting review (permissions off, a development key, a review already requested or decided). The operator publishes or dismisses it.
+         */
+        post: operations["requestProductionReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "wallet.created": {
@@ -1130,6 +1282,121 @@ export interface components {
             status: "pending" | "approved" | "rejected" | "expired" | "consumed";
             /** @description When the current status lapses: a pending review expires (REVIEW_TTL_MS, 24 hours); an approved one lets the request through until then (five minutes after its approval); a rejection stands until then. */
             expiresAt: string;
+        };
+        PolicyDocument: {
+            name: string;
+            /** @description `guardrail`; `delegation` answers 400 permissions_v2_extension_unavailable. */
+            layer: string;
+            scope: {
+                /**
+                 * @description Wallet type; fixed at creation.
+                 * @enum {string}
+                 */
+                walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                walletIds?: string[];
+                /** @description The selector, a set: eip155:<chainId>, solana:mainnet|devnet, stellar:pubnet|testnet, cosmos:<chain-id>, sui. Absent: every network, and requests that name none. */
+                networks?: string[];
+            };
+            rules: {
+                /** @description Unique in the policy; named by denials and holds. */
+                id: string;
+                /** @enum {string} */
+                effect: "allow" | "deny" | "require_approval";
+                /** @description `all` only on deny and require_approval rules. */
+                actions: ("sign_message" | "raw_signature" | "sign_raw" | "sign_transaction" | "sign_typed_data" | "sign_authorization" | "transfer" | "yield_deposit" | "yield_withdraw" | "all")[];
+                /** @description AND of the conditions; absent: always. */
+                conditions?: {
+                    [key: string]: unknown;
+                }[];
+                approval?: {
+                    stages: {
+                        role: string;
+                        threshold: number;
+                    }[];
+                };
+            }[];
+        };
+        /** @description A signing policy: its current version's document and the service's fields. */
+        Policy: {
+            id: string;
+            /** @description The key the policy belongs to. */
+            apiKeyId: string;
+            /**
+             * @description Only active policies are evaluated.
+             * @enum {string}
+             */
+            status: "draft" | "active" | "inactive";
+            /** @description The current version; each version is immutable. */
+            version: number;
+            /** @description Write counter: send it back as `expectedRevision`. */
+            revision: number;
+            name: string;
+            /** @enum {string} */
+            layer: "guardrail";
+            scope: {
+                /**
+                 * @description Wallet type; fixed at creation.
+                 * @enum {string}
+                 */
+                walletType: "EVM" | "COSMOS" | "SOLANA" | "STELLAR" | "SUI";
+                walletIds?: string[];
+                /** @description The selector, a set: eip155:<chainId>, solana:mainnet|devnet, stellar:pubnet|testnet, cosmos:<chain-id>, sui. Absent: every network, and requests that name none. */
+                networks?: string[];
+            };
+            rules: {
+                /** @description Unique in the policy; named by denials and holds. */
+                id: string;
+                /** @enum {string} */
+                effect: "allow" | "deny" | "require_approval";
+                /** @description `all` only on deny and require_approval rules. */
+                actions: ("sign_message" | "raw_signature" | "sign_raw" | "sign_transaction" | "sign_typed_data" | "sign_authorization" | "transfer" | "yield_deposit" | "yield_withdraw" | "all")[];
+                /** @description AND of the conditions; absent: always. */
+                conditions?: {
+                    [key: string]: unknown;
+                }[];
+                approval?: {
+                    stages: {
+                        role: string;
+                        threshold: number;
+                    }[];
+                };
+            }[];
+            /** @description On a production key: the development key's policy it was published from. */
+            sourcePolicyId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        PolicyList: {
+            data: components["schemas"]["Policy"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        PolicyVersion: {
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            policy: components["schemas"]["PolicyDocument"];
+        };
+        /** @description A page of the list; pass `pagination.cursor` back as `cursor` for the next one. */
+        PolicyVersionList: {
+            data: components["schemas"]["PolicyVersion"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        PolicyValidation: {
+            valid: boolean;
+            errors: {
+                /** @enum {string} */
+                code: "partner_policy_schema_invalid" | "policy_schema_field_unknown" | "layer_invalid" | "permissions_v2_extension_unavailable" | "fact_not_available";
+                /** @description JSON pointer into the document ('' is the document). */
+                path: string;
+                message: string;
+            }[];
+        };
+        ProductionReviewRequested: {
+            /** @enum {string} */
+            status: "requested";
         };
     };
     responses: never;
@@ -6043,6 +6310,2399 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listPolicies: {
+        parameters: {
+            query?: {
+                status?: "draft" | "active" | "inactive";
+                cursor?: string;
+                /** @description Page size 1-100; default 20. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of policies. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyList"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "name": "base-cap",
+                 *         "layer": "guardrail",
+                 *         "scope": {
+                 *           "walletType": "EVM",
+                 *           "networks": [
+                 *             "eip155:8453"
+                 *           ]
+                 *         },
+                 *         "rules": [
+                 *           {
+                 *             "id": "daily-cap",
+                 *             "effect": "deny",
+                 *             "actions": [
+                 *               "transfer"
+                 *             ],
+                 *             "conditions": [
+                 *               {
+                 *                 "spend": {
+                 *                   "asset": "native",
+                 *                   "window": "24h"
+                 *                 },
+                 *                 "op": "gt",
+                 *                 "value": "1000000000000000000"
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The policy document (PolicyDocument). The service checks it and answers each problem in `errors[]` with a JSON pointer into it. */
+                    policy: components["schemas"]["PolicyDocument"] | {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The draft. */
+            201: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `partner_policy_schema_invalid`: A policy field has the wrong type or value, or a required one is missing; `errors[]` has each with a JSON pointer. Adds: errors.
+             *     - `policy_schema_field_unknown`: The policy document has a field the schema does not have (or one the service sets). Adds: errors.
+             *     - `layer_invalid`: The policy's `layer` is not `guardrail`. Adds: errors.
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             *     - `fact_not_available`: A condition reads a fact its rule can never have (a rule on `raw_signature` reads only `wallet.*`). Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "partner_policy_schema_invalid" | "policy_schema_field_unknown" | "layer_invalid" | "permissions_v2_extension_unavailable" | "fact_not_available";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             *     - `PRODUCTION_KEY_READ_ONLY`: A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED" | "PRODUCTION_KEY_READ_ONLY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    validatePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "name": "base-cap",
+                 *         "layer": "guardrail",
+                 *         "scope": {
+                 *           "walletType": "EVM",
+                 *           "networks": [
+                 *             "eip155:8453"
+                 *           ]
+                 *         },
+                 *         "rules": [
+                 *           {
+                 *             "id": "daily-cap",
+                 *             "effect": "deny",
+                 *             "actions": [
+                 *               "transfer"
+                 *             ],
+                 *             "conditions": [
+                 *               {
+                 *                 "spend": {
+                 *                   "asset": "native",
+                 *                   "window": "24h"
+                 *                 },
+                 *                 "op": "gt",
+                 *                 "value": "1000000000000000000"
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The policy document (PolicyDocument). The service checks it and answers each problem in `errors[]` with a JSON pointer into it. */
+                    policy: components["schemas"]["PolicyDocument"] | {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyValidation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    replacePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The policy document (PolicyDocument). The service checks it and answers each problem in `errors[]` with a JSON pointer into it. */
+                    policy: components["schemas"]["PolicyDocument"] | {
+                        [key: string]: unknown;
+                    };
+                    /** @description The policy's `revision` as last read; another answers 409 REVISION_CONFLICT. */
+                    expectedRevision: number;
+                    /** @description Invalidate the pending approval cases the write would end (else 409 APPROVAL_CASES_AFFECTED). */
+                    force?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The policy at its new version. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `partner_policy_schema_invalid`: A policy field has the wrong type or value, or a required one is missing; `errors[]` has each with a JSON pointer. Adds: errors.
+             *     - `policy_schema_field_unknown`: The policy document has a field the schema does not have (or one the service sets). Adds: errors.
+             *     - `layer_invalid`: The policy's `layer` is not `guardrail`. Adds: errors.
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             *     - `fact_not_available`: A condition reads a fact its rule can never have (a rule on `raw_signature` reads only `wallet.*`). Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "partner_policy_schema_invalid" | "policy_schema_field_unknown" | "layer_invalid" | "permissions_v2_extension_unavailable" | "fact_not_available";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             *     - `PRODUCTION_KEY_READ_ONLY`: A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED" | "PRODUCTION_KEY_READ_ONLY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `REVISION_CONFLICT`: `expectedRevision` is not the record's current revision (a policy, a role assignment): it changed since it was read; read it again and resend. Adds: errors, revision.
+             *     - `APPROVAL_CASES_AFFECTED`: The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them. Adds: errors, affectedCaseIds.
+             *     - `POLICY_SELECTOR_ACTIVE`: Another active policy of the key has the same wallet type and network set. Adds: errors, policyId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "REVISION_CONFLICT" | "APPROVAL_CASES_AFFECTED" | "POLICY_SELECTOR_ACTIVE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deletePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             *     - `PRODUCTION_KEY_READ_ONLY`: A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED" | "PRODUCTION_KEY_READ_ONLY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_ACTIVE`: An active policy cannot be deleted: deactivate it first. Adds: errors.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_ACTIVE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listPolicyVersions: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @description Page size 1-100; default 20. */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersionList"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `INVALID_CURSOR`: The list cursor is not one this service returned.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    activatePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The policy's `revision` as last read; another answers 409 REVISION_CONFLICT. */
+                    expectedRevision: number;
+                    /** @description Invalidate the pending approval cases the write would end (else 409 APPROVAL_CASES_AFFECTED). */
+                    force?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The active policy. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             *     - `PRODUCTION_KEY_READ_ONLY`: A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED" | "PRODUCTION_KEY_READ_ONLY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `REVISION_CONFLICT`: `expectedRevision` is not the record's current revision (a policy, a role assignment): it changed since it was read; read it again and resend. Adds: errors, revision.
+             *     - `APPROVAL_CASES_AFFECTED`: The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them. Adds: errors, affectedCaseIds.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "REVISION_CONFLICT" | "APPROVAL_CASES_AFFECTED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deactivatePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The policy's `revision` as last read; another answers 409 REVISION_CONFLICT. */
+                    expectedRevision: number;
+                    /** @description Invalidate the pending approval cases the write would end (else 409 APPROVAL_CASES_AFFECTED). */
+                    force?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `PERMISSIONS_NOT_ENABLED`: Signing policies are off for this API key (the operator turns them on: PUT /admin/v1/api-keys/{keyId}/permissions); lists answer empty.
+             *     - `PRODUCTION_KEY_READ_ONLY`: A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "PERMISSIONS_NOT_ENABLED" | "PRODUCTION_KEY_READ_ONLY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for this API key.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `REVISION_CONFLICT`: `expectedRevision` is not the record's current revision (a policy, a role assignment): it changed since it was read; read it again and resend. Adds: errors, revision.
+             *     - `APPROVAL_CASES_AFFECTED`: The write would end pending approval cases (`affectedCaseIds`): resend with `force: true` to write and invalidate them. Adds: errors, affectedCaseIds.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "REVISION_CONFLICT" | "APPROVAL_CASES_AFFECTED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    requestProductionReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review is requested. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductionReviewRequested"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `PRODUCTION_REVIEW_INELIGIBLE`: No development key of the project has an active policy, or the production key is not awaiting review; body `status: ineligible`. Adds: status.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRODUCTION_REVIEW_INELIGIBLE";
                     };
                 };
             };

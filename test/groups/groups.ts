@@ -53,6 +53,8 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/actors-admin.spec.ts',
     'test/admin-listener.spec.ts',
     'test/admin-lists.spec.ts',
+    'test/permissions-approvals.spec.ts',
+    'test/permissions-policies.spec.ts',
     'test/readme-walkthrough.spec.ts',
     'test/trust-proxy.spec.ts',
   ],

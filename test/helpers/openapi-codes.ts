@@ -20,5 +20,5 @@ export function enumCodes(response: DocumentedResponse): string[] | undefined {
 
 /** The codes the description lists as `- \`CODE\`: …` lines. */
 export function describedCodes(response: DocumentedResponse): string[] {
-  return [...(response.description ?? '').matchAll(/^- `([A-Z0-9_]+)`/gm)].map((m) => m[1]!);
+  return [...(response.description ?? '').matchAll(/^- `([A-Za-z0-9_]+)`/gm)].map((m) => m[1]!);
 }

@@ -27,11 +27,13 @@ import type { ActorsAdmin } from '../../services/actors-admin.ts';
 import type { AdminService } from '../../services/admin.ts';
 import type { ApprovalsService } from '../../services/approvals.ts';
 import type { HoldsAdmin } from '../../services/holds-admin.ts';
+import type { PolicyService } from '../../services/policies.ts';
 import type { WalletService } from '../../services/wallets.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
 import { actorAdminRoutes } from './actors.ts';
 import { approvalAdminRoutes } from './approvals.ts';
 import { holdAdminRoutes } from './holds.ts';
+import { permissionAdminRoutes } from './permissions.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
 
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
@@ -44,11 +46,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   holds: HoldsAdmin;
   webhooks: WebhookService;
   approvals: ApprovalsService;
-}> = async (app, { admin, wallets, actors, holds, webhooks, approvals }) => {
+  policies: PolicyService;
+}> = async (app, { admin, wallets, actors, holds, webhooks, approvals, policies }) => {
   await app.register(actorAdminRoutes, { actors });
   await app.register(approvalAdminRoutes, { approvals });
   await app.register(holdAdminRoutes, { holds });
   await app.register(webhookAdminRoutes, { webhooks });
+  await app.register(permissionAdminRoutes, { policies });
 
   app.post(
     '/projects',
