@@ -6,7 +6,13 @@ import { type ChainPoller, createChainPoller } from '../actors/payment/chain-pol
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
 import { createReplacementAuthority } from '../actors/payment/replacement-authority.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
-import { allowAllSignatures, type SignaturePolicy } from '../actors/signing/signature-policy.ts';
+import type { HoldResolver, PolicySource } from '../actors/signing/policy/policy-ports.ts';
+import {
+  createSignatureGate,
+  holdsNotWired,
+  permissionsOffEverywhere,
+  type SignaturePolicy,
+} from '../actors/signing/signature-policy.ts';
 import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
 import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts';
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
@@ -81,8 +87,13 @@ export async function startApi(
   config: Config,
   opts: {
     enclaveConnectTimeoutMs?: number;
-    /** The signature decision point; default: allow every signature (no policies exist yet). */
+    /** Replaces the signature decision point (tests of the routes around it); default: createSignatureGate. */
     signaturePolicy?: SignaturePolicy;
+    /**
+     * What the decision point reads: the keys' switches and active guardrails, and cases and reviews. Default:
+     * permissions off for every key (every signature allowed, nothing read or written), until the stores are wired.
+     */
+    policies?: { source: PolicySource; holds: HoldResolver };
     /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
     maxLiveActors?: number;
     /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
@@ -140,10 +151,19 @@ export async function startApi(
   });
 
   const signer = createWalletSigner({ wallets: store.wallets, enclave });
+  const signaturePolicy =
+    opts.signaturePolicy ??
+    createSignatureGate({
+      policies: opts.policies?.source ?? permissionsOffEverywhere,
+      holds: opts.policies?.holds ?? holdsNotWired,
+      spend: store.spend,
+      decisions: store.policyDecisions,
+      writer: store.writer,
+    });
   const signing = createSigningService({
     store,
     signer,
-    policy: opts.signaturePolicy ?? allowAllSignatures,
+    policy: signaturePolicy,
     chainPool,
     webhooks: webhookEngine,
   });
@@ -161,10 +181,11 @@ export async function startApi(
     chain: (key) => chains.get(key),
     monitorWindowMs: config.monitorWindowMs,
     replacementDelayMs: config.replacementDelayMs,
+    spend: store.spend,
     authority: createReplacementAuthority({
       apiKeys: store.apiKeys,
       wallets: store.wallets,
-      policy: opts.signaturePolicy ?? allowAllSignatures,
+      policy: signaturePolicy,
     }),
   });
   const host = createActorHost({

@@ -4,7 +4,9 @@ import { startCheckpointer } from './checkpointer.ts';
 import { openServiceDb } from './db.ts';
 import { createIdempotencyRepo } from './idempotency-repo.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
+import { createPolicyDecisionsRepo } from './policy-decisions-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
+import { createSpendRepo } from './spend-repo.ts';
 import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWebhooksRepo } from './webhooks-repo.ts';
@@ -39,6 +41,8 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean 
     transactions: createTransactionsRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
     idempotency: createIdempotencyRepo(sqlite),
+    spend: createSpendRepo(sqlite),
+    policyDecisions: createPolicyDecisionsRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -29,7 +29,7 @@ import { type EnclaveClient, EnclaveClientError } from '../../enclave/client.ts'
 import type { EnclaveOps } from '../../enclave/protocol.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { createActorHost } from '../host/host.ts';
-import type { SignaturePolicy } from '../signing/signature-policy.ts';
+import { allowAllSignatures, type SignaturePolicy } from '../signing/signature-policy.ts';
 import { createWalletSigner } from '../signing/wallet-signer.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
@@ -187,6 +187,7 @@ function setup(
     signing: {
       paymentWallet: () => store.wallets.getAny('w1')! as ReturnType<typeof store.wallets.getAny> & { type: 'EVM' },
       authorize: async () => undefined,
+      policy: allowAllSignatures,
     },
     signer: {
       keyOf: () => {

@@ -102,9 +102,18 @@ export const ERROR_CATALOGUE = {
   POLICY_DENIED: {
     status: 403,
     meaning: 'A signing policy denied the request: nothing was signed.',
-    context: ['deniedBy'],
+    context: ['deniedBy', 'policyId', 'ruleId', 'caseId', 'reviewId'],
   },
-  POLICY_REVIEW_REQUIRED: { status: 403, meaning: 'A signing policy holds the request for review.' },
+  POLICY_REVIEW_REQUIRED: {
+    status: 403,
+    meaning: 'A signing policy holds the request for an approval (a case) or a review: nothing was signed.',
+    context: ['caseId', 'reviewId', 'status', 'expiresAt', 'policyId', 'ruleId'],
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'A signing policy requires an approval and the wallet is bound to no authorization scope.',
+    context: ['policyId', 'ruleId'],
+  },
   SIGNER_MISMATCH: { status: 500, meaning: 'The signature did not recover to the wallet (never returned).' },
   SIGNATURE_APPLY_FAILED: { status: 500, meaning: 'The signature could not be attached to the transaction.' },
   SIGNING_FAILED: { status: 500, meaning: 'The enclave could not sign.', context: PAYMENT_FAILURE_CONTEXT },
