@@ -54,7 +54,10 @@ class Holds implements HoldResolver {
   checkReference(_apiKeyId: string, reference: string, bodyHash: string): void {
     const held = this.bodies.get(reference);
     if (held !== undefined && held !== bodyHash) {
-      throw Object.assign(new Error('this reference is bound to another request'), { code: 'CONFLICT', httpStatus: 409 });
+      throw Object.assign(new Error('this reference is bound to another request'), {
+        code: 'CONFLICT',
+        httpStatus: 409,
+      });
     }
   }
   resolve(request: HoldRequest): HoldOutcome {
