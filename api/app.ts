@@ -15,6 +15,7 @@ import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { adminRoutes } from './routes/admin/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentRoutes } from './routes/v1/payments.ts';
+import { permissionsInsightsRoutes } from './routes/v1/permissions-insights.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
@@ -24,6 +25,7 @@ import type { AdminService } from './services/admin.ts';
 import type { HoldsAdmin } from './services/holds-admin.ts';
 import type { Idempotency } from './services/idempotency.ts';
 import type { PaymentService } from './services/payments.ts';
+import type { PolicyInsights } from './services/policy-insights.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
@@ -36,6 +38,8 @@ export interface AppDeps {
   wallets: WalletService;
   signing: SigningService;
   payments: PaymentService;
+  /** Signing policies: usage meters and shadow mode. */
+  policyInsights: PolicyInsights;
   migration: ShareMigrationService;
   admin: AdminService;
   actors: ActorsAdmin;
@@ -158,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(signingRoutes, { signing: deps.signing, payments: deps.payments });
       await v1.register(paymentRoutes, { payments: deps.payments });
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
+      await v1.register(permissionsInsightsRoutes, { insights: deps.policyInsights });
     },
     { prefix: '/v1' },
   );

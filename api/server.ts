@@ -7,6 +7,7 @@ import { createPaymentDefinition } from '../actors/payment/payment-definition.ts
 import { createReplacementAuthority } from '../actors/payment/replacement-authority.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
 import type { HoldResolver, PolicySource } from '../actors/signing/policy/policy-ports.ts';
+import { noStoredPolicies, type PolicyReader } from '../actors/signing/policy/policy-reader.ts';
 import {
   createSignatureGate,
   holdsNotWired,
@@ -34,6 +35,7 @@ import { createAdminService } from './services/admin.ts';
 import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
+import { createPolicyInsights } from './services/policy-insights.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
@@ -93,7 +95,7 @@ export async function startApi(
      * What the decision point reads: the keys' switches and active guardrails, and cases and reviews. Default:
      * permissions off for every key (every signature allowed, nothing read or written), until the stores are wired.
      */
-    policies?: { source: PolicySource; holds: HoldResolver };
+    policies?: { source: PolicySource; holds: HoldResolver; reader: PolicyReader };
     /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
     maxLiveActors?: number;
     /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
@@ -228,6 +230,7 @@ export async function startApi(
     wallets: createWalletService({ store, host, walletActors, userShares }),
     signing,
     payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
+    policyInsights: createPolicyInsights({ store, policies: opts.policies?.reader ?? noStoredPolicies }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave, webhooks }),
     actors: createActorsAdmin({ host, store: store.actors }),

@@ -27,6 +27,10 @@ const DOCUMENTS = {
       { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
       { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
       { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
+      {
+        name: 'permissions',
+        description: 'Signing policies (permissions v2): guardrails, approvals and reviews, spend meters, shadow mode.',
+      },
       EVENTS_TAG,
     ],
     webhooks: true,

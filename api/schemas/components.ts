@@ -21,6 +21,7 @@ import {
 } from './admin.ts';
 import { ErrorSchema, Pagination } from './common.ts';
 import { EvmFeeEstimate, FeeEstimate, SolanaFeeEstimate, TransactionList, TransactionRecord } from './payments.ts';
+import { PolicyUsage, SimulationResult } from './policy-insights.ts';
 import {
   BroadcastResult,
   Signature,
@@ -58,6 +59,8 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     SignedAuthorization,
     EvmFeeEstimate,
     SolanaFeeEstimate,
+    PolicyUsage,
+    SimulationResult,
     FeeEstimate,
     TransactionRecord,
     TransactionList,

@@ -109,6 +109,7 @@ export const ERROR_CATALOGUE = {
     meaning: 'A signing policy holds the request for an approval (a case) or a review: nothing was signed.',
     context: ['caseId', 'reviewId', 'status', 'expiresAt', 'policyId', 'ruleId'],
   },
+  POLICY_NOT_FOUND: { status: 404, meaning: "No such policy for the calling key (another key's is the same 404)." },
   FORBIDDEN: {
     status: 403,
     meaning: 'A signing policy requires an approval and the wallet is bound to no authorization scope.',
