@@ -153,15 +153,17 @@ export async function startApi(
   });
 
   const signer = createWalletSigner({ wallets: store.wallets, enclave });
-  const signaturePolicy =
-    opts.signaturePolicy ??
-    createSignatureGate({
-      policies: opts.policies?.source ?? permissionsOffEverywhere,
-      holds: opts.policies?.holds ?? holdsNotWired,
-      spend: store.spend,
-      decisions: store.policyDecisions,
-      writer: store.writer,
-    });
+  const gate = opts.signaturePolicy
+    ? undefined
+    : createSignatureGate({
+        policies: opts.policies?.source ?? permissionsOffEverywhere,
+        holds: opts.policies?.holds ?? holdsNotWired,
+        spend: store.spend,
+        decisions: store.policyDecisions,
+        writer: store.writer,
+        log: (msg, err) => warn(msg, err),
+      });
+  const signaturePolicy = opts.signaturePolicy ?? gate!;
   const signing = createSigningService({
     store,
     signer,
@@ -304,6 +306,8 @@ export async function startApi(
       await restore;
       await webhookEngine.stop();
       idempotency.stop();
+      // Decision-log rows still queued are written before the store closes.
+      await gate?.flush();
       await enclave.close();
       store.close();
     },

@@ -9,6 +9,7 @@ import type { ActivePolicy } from '../actors/signing/policy/evaluate-policies.ts
 import type { HoldResolver, PolicySource } from '../actors/signing/policy/policy-ports.ts';
 import type { PolicyReader, StoredPolicy } from '../actors/signing/policy/policy-reader.ts';
 import { validatePolicy } from '../actors/signing/policy/validate-policy.ts';
+import { LOG_FLUSH_MS } from '../actors/signing/signature-policy.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 const TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -187,6 +188,8 @@ describe('signing policies over HTTP', () => {
       },
       'draft',
     );
+    // Rows of answers that waited for no write (messages, denials) reach the log within LOG_FLUSH_MS.
+    await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS * 3));
     const r = await svc.v1(partner.secret, 'POST', '/permissions-v2/policies/draft/simulate', {
       from: new Date(Date.now() - 3_600_000).toISOString(),
       to: new Date(Date.now() + 60_000).toISOString(),

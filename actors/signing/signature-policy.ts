@@ -198,6 +198,10 @@ export function referenceOf(request: SignatureRequest): { reference: string; bod
   };
 }
 
+/** How long, and up to how many rows, decision-log rows of answers that waited for no write are queued. */
+export const LOG_FLUSH_MS = 50;
+export const LOG_FLUSH_ROWS = 1000;
+
 /** A chain's amounts as the ledger counts them: per asset (EVM contracts lower-case), positive, known. */
 function movedAmounts(chain: ChainFacts, evm: boolean): Array<{ asset: string; amount: bigint }> {
   const byAsset = new Map<string, bigint>();
@@ -235,11 +239,56 @@ export function createSignatureGate(deps: {
   decisions: Pick<PolicyDecisionsRepo, 'append' | 'approvedHold'>;
   writer: Pick<Writer, 'write'>;
   now?: () => number;
-}): Required<SignaturePolicy> & { enabled(apiKeyId: string): boolean } {
+  /** Where a decision-log row that could not be written is reported (rows written after the answer, see `decide`). */
+  log?: (message: string, err: unknown) => void;
+}): Required<SignaturePolicy> & { enabled(apiKeyId: string): boolean; flush(): Promise<void> } {
   const { policies, holds, spend, decisions, writer } = deps;
   const now = deps.now ?? Date.now;
+  const report = deps.log ?? (() => undefined);
+
+  /**
+   * Log rows of decisions answered without a write (messages, denials): rows of shadow mode, not of money. They are
+   * queued and written together every LOG_FLUSH_MS (or LOG_FLUSH_ROWS rows): one commit and one fsync for hundreds of
+   * answers instead of one each (test/bench/policy-decide.ts http). A crash loses at most that span of them; `flush`
+   * writes them at a graceful stop.
+   */
+  let queued: Array<Parameters<typeof decisions.append>[0]> = [];
+  let timer: NodeJS.Timeout | undefined;
+  function flush(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const rows = queued;
+    queued = [];
+    if (rows.length === 0) return Promise.resolve();
+    return writer
+      .write(
+        () => {
+          for (const r of rows) decisions.append(r);
+        },
+        { bounded: false },
+      )
+      .catch((err: unknown) => report(`${rows.length} policy decisions were not logged`, err));
+  }
+  function queueRow(row: Parameters<typeof decisions.append>[0]): void {
+    queued.push(row);
+    if (queued.length >= LOG_FLUSH_ROWS) void flush();
+    else if (!timer) {
+      timer = setTimeout(() => void flush(), LOG_FLUSH_MS);
+      timer.unref();
+    }
+  }
 
   function decideWithin(request: SignatureRequest): SignatureDecision {
+    return run(request, true)!;
+  }
+
+  /**
+   * Steps 0 to 8. `inWrite`: inside a writer transaction, everything is written there. Outside one (`decide`'s first
+   * try), the decision is taken on what is committed and answered at once only when it writes nothing that decides
+   * another request (no reservation, no case or review): then its log row is queued to the writer; otherwise null, and
+   * the caller decides again inside a write.
+   */
+  function run(request: SignatureRequest, inWrite: boolean): SignatureDecision | null {
     const apiKeyId = request.principal.keyId;
     const permissions = policies.permissions(apiKeyId);
     // Step 0.
@@ -258,11 +307,16 @@ export function createSignatureGate(deps: {
       at,
     };
     const spendRef = request.spendRef ?? reference;
+    const network = spendNetwork(chain);
+    const moved = network === null ? [] : movedAmounts(chain, wallet.type === 'EVM');
     // What this signature already counts (a replay, a replacement): not counted again in the windows it fell in.
+    // A request on no network reads no window and reserves nothing.
     const own = new Map<string, { amount: bigint; countedAt: number }>();
-    for (const e of spend.entriesOf(apiKeyId, spendRef)) {
-      if (e.releasedAt === null)
-        own.set(`${e.network}\u0000${e.asset}`, { amount: BigInt(e.amount), countedAt: e.countedAt });
+    if (network !== null) {
+      for (const e of spend.entriesOf(apiKeyId, spendRef)) {
+        if (e.releasedAt === null)
+          own.set(`${e.network}\u0000${e.asset}`, { amount: BigInt(e.amount), countedAt: e.countedAt });
+      }
     }
     const lookup = (key: SpendKey): bigint => {
       const windowMs = spendWindowMs(key.window);
@@ -276,7 +330,7 @@ export function createSignatureGate(deps: {
           windowMs,
           windowStart: key.windowStart,
         },
-        { materialize: true },
+        { materialize: inWrite },
       );
       const mine = own.get(`${key.network}\u0000${key.asset}`);
       if (mine && mine.countedAt >= key.windowStart && mine.countedAt < key.windowStart + windowMs) {
@@ -285,12 +339,14 @@ export function createSignatureGate(deps: {
       return total;
     };
     const decision = evaluatePolicies(policies.activeGuardrails(apiKeyId), policyRequest, lookup);
+    // Outside a write: only a decision that writes nothing another decision reads is answered from here.
+    if (!inWrite && (decision.effect === 'hold' || (decision.effect === 'allow' && moved.length > 0))) return null;
     const log = (
       effect: 'allow' | 'deny' | 'hold' | 'forbidden',
       fields: { reason?: string; policyId?: string; ruleId?: string; holdId?: string | undefined },
       trace: DecisionTrace,
-    ) =>
-      decisions.append({
+    ) => {
+      const row = {
         apiKeyId,
         walletId: wallet.id,
         reference,
@@ -304,11 +360,12 @@ export function createSignatureGate(deps: {
         request: JSON.stringify(policyRequest),
         trace: JSON.stringify(trace),
         decidedAt: at,
-      });
+      };
+      if (inWrite) decisions.append(row);
+      else queueRow(row);
+    };
     const reserve = () => {
-      const network = spendNetwork(chain);
-      if (network !== null)
-        spend.reserve(apiKeyId, wallet.id, spendRef, network, movedAmounts(chain, wallet.type === 'EVM'), at);
+      if (network !== null && moved.length > 0) spend.reserve(apiKeyId, wallet.id, spendRef, network, moved, at);
     };
     return settle(decision);
 
@@ -384,10 +441,14 @@ export function createSignatureGate(deps: {
 
   return {
     enabled: (apiKeyId) => policies.permissions(apiKeyId).enabled,
+    /** Writes the queued decision-log rows now (a graceful stop; tests that read the log). */
+    flush,
     decide(request) {
       // Off: answered at once, nothing read but the switch, nothing written (today's behaviour).
       if (!policies.permissions(request.principal.keyId).enabled) return ALLOW;
-      return writer.write(() => decideWithin(request));
+      // A decision that reserves nothing and opens nothing (a message, a denial) is answered without waiting for a
+      // write; one that reserves spend or resolves a hold is taken again, and written, in one transaction.
+      return run(request, false) ?? writer.write(() => decideWithin(request));
     },
     decideWithin,
   };

@@ -71,7 +71,7 @@ export const permissionsInsightsRoutes: FastifyPluginAsyncTypebox<{ insights: Po
         operationId: 'simulatePolicy',
         summary: 'Shadow mode: what a policy would have done to logged requests',
         description:
-          'Replays the requests this key had decided in [from, to) with permissions on, in the order they were decided, against the policy as it stands now (a draft, or the next version of an active policy) beside the versions of the other policies that were active then, with spend windows recomputed (the ledger before the span, then the simulated outcomes). Nothing is written.',
+          'Replays the requests this key had decided in [from, to) with permissions on, in the order they were decided, against the policy as it stands now (a draft, or the next version of an active policy) beside the versions of the other policies that were active then, with spend windows recomputed (the ledger before the span, then the simulated outcomes). Nothing is written. Decisions that reserved nothing (messages, denials) reach the log within 50 ms of their answer.',
         params: PolicyIdParams,
         body: SimulateBody,
         response: {
