@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.ts';
 import { paymentRoutes } from './routes/v1/payments.ts';
 import { permissionRoutes } from './routes/v1/permissions.ts';
 import { approvalRoutes } from './routes/v1/permissions-approvals.ts';
+import { permissionsInsightsRoutes } from './routes/v1/permissions-insights.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
@@ -28,6 +29,7 @@ import type { HoldsAdmin } from './services/holds-admin.ts';
 import type { Idempotency } from './services/idempotency.ts';
 import type { PaymentService } from './services/payments.ts';
 import type { PolicyService } from './services/policies.ts';
+import type { PolicyInsights } from './services/policy-insights.ts';
 import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
@@ -40,6 +42,8 @@ export interface AppDeps {
   wallets: WalletService;
   signing: SigningService;
   payments: PaymentService;
+  /** Signing policies: usage meters and shadow mode. */
+  policyInsights: PolicyInsights;
   migration: ShareMigrationService;
   admin: AdminService;
   actors: ActorsAdmin;
@@ -166,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
       await v1.register(approvalRoutes, { approvals: deps.approvals, prefix: '/permissions-v2' });
       await v1.register(permissionRoutes, { policies: deps.policies });
+      await v1.register(permissionsInsightsRoutes, { insights: deps.policyInsights });
     },
     { prefix: '/v1' },
   );

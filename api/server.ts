@@ -6,7 +6,10 @@ import { type ChainPoller, createChainPoller } from '../actors/payment/chain-pol
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
 import { createReplacementAuthority } from '../actors/payment/replacement-authority.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
-import { allowAllSignatures, type SignaturePolicy } from '../actors/signing/signature-policy.ts';
+import type { HoldResolver, PolicySource } from '../actors/signing/policy/policy-ports.ts';
+import type { PolicyReader } from '../actors/signing/policy/policy-reader.ts';
+import { policyReaderOf, policySourceOf } from '../actors/signing/policy/policy-source.ts';
+import { createSignatureGate, type SignaturePolicy } from '../actors/signing/signature-policy.ts';
 import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
 import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts';
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
@@ -30,6 +33,7 @@ import { createHoldsAdmin } from './services/holds-admin.ts';
 import { createIdempotency } from './services/idempotency.ts';
 import { createPaymentService } from './services/payments.ts';
 import { createPolicyService } from './services/policies.ts';
+import { createPolicyInsights } from './services/policy-insights.ts';
 import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
@@ -83,8 +87,13 @@ export async function startApi(
   config: Config,
   opts: {
     enclaveConnectTimeoutMs?: number;
-    /** The signature decision point; default: allow every signature (no policies exist yet). */
+    /** Replaces the signature decision point (tests of the routes around it); default: createSignatureGate. */
     signaturePolicy?: SignaturePolicy;
+    /**
+     * What the decision point reads: the keys' switches and active guardrails, and cases and reviews. Default: the
+     * service database's (the policy store, the approvals store).
+     */
+    policies?: { source: PolicySource; holds: HoldResolver; reader: PolicyReader };
     /** Most actors in memory at once (the host's back-pressure bound); default 10,000. */
     maxLiveActors?: number;
     /** Machines run beside the service's own (benchmarks run a waiting machine this way). */
@@ -145,10 +154,21 @@ export async function startApi(
   });
 
   const signer = createWalletSigner({ wallets: store.wallets, enclave });
+  const gate = opts.signaturePolicy
+    ? undefined
+    : createSignatureGate({
+        policies: opts.policies?.source ?? policySourceOf(store.policies),
+        holds: opts.policies?.holds ?? store.approvals,
+        spend: store.spend,
+        decisions: store.policyDecisions,
+        writer: store.writer,
+        log: (msg, err) => warn(msg, err),
+      });
+  const signaturePolicy = opts.signaturePolicy ?? gate!;
   const signing = createSigningService({
     store,
     signer,
-    policy: opts.signaturePolicy ?? allowAllSignatures,
+    policy: signaturePolicy,
     chainPool,
     webhooks: webhookEngine,
   });
@@ -166,10 +186,11 @@ export async function startApi(
     chain: (key) => chains.get(key),
     monitorWindowMs: config.monitorWindowMs,
     replacementDelayMs: config.replacementDelayMs,
+    spend: store.spend,
     authority: createReplacementAuthority({
       apiKeys: store.apiKeys,
       wallets: store.wallets,
-      policy: opts.signaturePolicy ?? allowAllSignatures,
+      policy: signaturePolicy,
     }),
   });
   const host = createActorHost({
@@ -212,6 +233,7 @@ export async function startApi(
     wallets: createWalletService({ store, host, walletActors, userShares }),
     signing,
     payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
+    policyInsights: createPolicyInsights({ store, policies: opts.policies?.reader ?? policyReaderOf(store.policies) }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave, webhooks }),
     actors: createActorsAdmin({ host, store: store.actors }),
@@ -296,6 +318,8 @@ export async function startApi(
       await restore;
       await webhookEngine.stop();
       idempotency.stop();
+      // Decision-log rows still queued are written before the store closes.
+      await gate?.flush();
       await enclave.close();
       store.close();
     },

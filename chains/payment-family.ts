@@ -11,6 +11,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ServiceError } from './domain/errors.ts';
 import type { ChainEnvironment, PaymentFamily, SolanaNetwork, TransferKind } from './domain/payments.ts';
+import type { ChainFacts } from './domain/policies.ts';
 import type { ChainRpcError, PaymentChain, TransferIntent, UnsignedPayment } from './payment-chain.ts';
 import type { Ed25519Signature, Secp256k1Signature } from './signing-types.ts';
 import type { TransactionRequest } from './wallet-family.ts';
@@ -157,6 +158,10 @@ export interface PaymentFamilyAdapter<P extends PaymentPayload = PaymentPayload>
   signatureRequest(payload: P, walletAddress: string): PaymentSignatureRequest;
   /** Reads a node's refusal of a payment's own bytes (see SendVerdict). */
   sendVerdict(error: ChainRpcError): SendVerdict;
+  /** What the signing-policy engine reads of a transfer on `chainRef` (its extractor over the intent). */
+  transferFacts(chainRef: string, intent: TransferIntent): ChainFacts;
+  /** What the signing-policy engine reads of a payload the wallet at `walletAddress` signs on `chainRef`. */
+  payloadFacts(payload: P, chainRef: string, walletAddress: string): ChainFacts;
   /** The record fields naming the chain `chainRef`. */
   recordChain(chainRef: string): RecordChain;
   /** The transfer body field that names the chain (`chainId`, `network`). */

@@ -6,6 +6,7 @@
  * signature.
  */
 
+import type { ChainFacts } from './domain/policies.ts';
 import type { Scheme, WalletType } from './domain/wallets.ts';
 import type { Ed25519Signature, Secp256k1Signature } from './signing-types.ts';
 
@@ -73,6 +74,8 @@ export interface PreparedTransaction {
    * nonce of a payment the service holds the wallet for.
    */
   nonce?: number;
+  /** What the signing-policy engine reads of the transaction (its family's extractor); asked only with permissions on. */
+  facts(): ChainFacts;
   /**
    * Signs with the wallet's key and assembles the answer. The partner's input was checked by then: a ChainInputError
    * here means a bad signature, the service's fault.

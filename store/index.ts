@@ -6,7 +6,9 @@ import { openServiceDb } from './db.ts';
 import { createIdempotencyRepo } from './idempotency-repo.ts';
 import { createOutboxRepo } from './outbox-repo.ts';
 import { createPoliciesRepo } from './policies-repo.ts';
+import { createPolicyDecisionsRepo } from './policy-decisions-repo.ts';
 import { createProjectsRepo } from './projects-repo.ts';
+import { createSpendRepo } from './spend-repo.ts';
 import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWebhooksRepo } from './webhooks-repo.ts';
@@ -45,6 +47,8 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean;
     approvals: createApprovalsRepo(sqlite, opts.approvals),
     /** Signing policies and the keys' permission switches; also the decision point's PolicySource. */
     policies: createPoliciesRepo(sqlite),
+    spend: createSpendRepo(sqlite),
+    policyDecisions: createPolicyDecisionsRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -137,6 +137,7 @@ export function createPoliciesRepo(sqlite: Database.Database) {
        where api_key_id = @apiKeyId`,
     ),
     get: sqlite.prepare(`select ${POLICY_COLUMNS} from policies p where p.id = ? and p.deleted_at is null`),
+    getAny: sqlite.prepare(`select ${POLICY_COLUMNS} from policies p where p.id = ?`),
     list: sqlite.prepare(
       `select ${POLICY_COLUMNS} from policies p
        where p.api_key_id = @apiKeyId and p.deleted_at is null and p.rowid > @after
@@ -273,6 +274,17 @@ export function createPoliciesRepo(sqlite: Database.Database) {
     },
     /** A live policy (not deleted), whoever owns it: callers compare `apiKeyId`. */
     get,
+    /**
+     * A policy's record as it stands, deleted or not, with the document of `version` (default: its current one);
+     * undefined when there is no such policy or version. For the decision log's readers (usage, simulate), whose
+     * logged decisions may name a policy deleted since. Callers compare `apiKeyId`.
+     */
+    recordAt(id: string, version?: number): PolicyRecord | undefined {
+      const row = s.getAny.get(id) as PolicyRow | undefined;
+      if (!row) return undefined;
+      const doc = document(id, version ?? row.version);
+      return doc && { ...row, version: version ?? row.version, document: doc };
+    },
     /** The key's live policies, oldest first, from after position `after`. */
     list(apiKeyId: string, opts: { after?: number; limit: number; status?: PolicyStatus }): PolicyRecord[] {
       const rows = s.list.all({

@@ -588,3 +588,83 @@ export const policyVersions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.policyId, t.version] })],
 );
+
+/**
+ * The spend ledger of signing policies (POLICIES.md §4): what each allowed signature moves out of a wallet, per network
+ * and asset, keyed by what the signature is for (`spendRef`: a payment's transaction id, or the request's reference),
+ * so that a replay or an auto-retry replacement is never counted twice. `amount` is base units as a decimal string
+ * (up to 2^256); `countedAt` (epoch ms) is the window it counts in; `releasedAt` is set when no usable signature of it
+ * exists (a failure at signing, a stop before signing, a Solana attempt proven expired): it counts no more.
+ */
+export const policySpend = sqliteTable(
+  'policy_spend',
+  {
+    apiKeyId: text('api_key_id').notNull(),
+    spendRef: text('spend_ref').notNull(),
+    network: text('network').notNull(),
+    asset: text('asset').notNull(),
+    walletId: text('wallet_id').notNull(),
+    amount: text('amount').notNull(),
+    countedAt: integer('counted_at').notNull(),
+    releasedAt: integer('released_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.apiKeyId, t.spendRef, t.network, t.asset] }),
+    index('policy_spend_wallet').on(t.apiKeyId, t.walletId, t.network, t.asset, t.countedAt),
+  ],
+);
+
+/**
+ * The running total of one spend window (key, wallet, network, asset, window length, epoch-aligned start) over
+ * `policy_spend`, so a decision reads a window in one row however much it counted. Made from the ledger the first
+ * time a window is read, and kept in step with it by every reservation and release in the same transaction.
+ */
+export const policySpendWindows = sqliteTable(
+  'policy_spend_windows',
+  {
+    apiKeyId: text('api_key_id').notNull(),
+    walletId: text('wallet_id').notNull(),
+    network: text('network').notNull(),
+    asset: text('asset').notNull(),
+    windowMs: integer('window_ms').notNull(),
+    windowStart: integer('window_start').notNull(),
+    /** window_start + window_ms: the windows a moment falls in are those ending after it. */
+    windowEnd: integer('window_end').notNull(),
+    total: text('total').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.apiKeyId, t.walletId, t.network, t.asset, t.windowMs, t.windowStart] }),
+    index('policy_spend_windows_end').on(t.apiKeyId, t.walletId, t.network, t.asset, t.windowEnd),
+  ],
+);
+
+/**
+ * The decision log (shadow mode): every decision taken with permissions on, with the request as the policy engine
+ * read it (`request`, JSON: wallet, action, raw signature, chain facts, time) and what it rested on (`trace`, the
+ * engine's DecisionTrace), so `POST /v1/permissions-v2/policies/{id}/simulate` can replay a draft over them.
+ * `effect` is what the service answered: `allow`, `deny`, `hold` (403 POLICY_REVIEW_REQUIRED), `forbidden`.
+ */
+export const policyDecisions = sqliteTable(
+  'policy_decisions',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    apiKeyId: text('api_key_id').notNull(),
+    walletId: text('wallet_id').notNull(),
+    reference: text('reference').notNull(),
+    spendRef: text('spend_ref').notNull(),
+    action: text('action').notNull(),
+    effect: text('effect', { enum: ['allow', 'deny', 'hold', 'forbidden'] }).notNull(),
+    reason: text('reason'),
+    policyId: text('policy_id'),
+    ruleId: text('rule_id'),
+    /** The case or review the hold opened or went through, when there was one. */
+    holdId: text('hold_id'),
+    request: text('request').notNull(),
+    trace: text('trace').notNull(),
+    decidedAt: integer('decided_at').notNull(),
+  },
+  (t) => [
+    index('policy_decisions_key_time').on(t.apiKeyId, t.decidedAt),
+    index('policy_decisions_spend_ref').on(t.apiKeyId, t.spendRef),
+  ],
+);

@@ -13,7 +13,15 @@ import { createFaults, type Faults } from './faults.ts';
 import { createLoading } from './loading.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createSteps, type StepOutcome } from './step.ts';
-import type { ActorView, AdmissionOf, AnyMachineDefinition, DeliverResult, HostOptions, ViewOf } from './types.ts';
+import {
+  type ActorView,
+  type AdmissionOf,
+  type AnyMachineDefinition,
+  type DeliverResult,
+  type HostOptions,
+  SpawnRefused,
+  type ViewOf,
+} from './types.ts';
 
 export function createActorHost(opts: HostOptions) {
   const core = createHostCore(opts);
@@ -111,11 +119,20 @@ export function createActorHost(opts: HostOptions) {
       let after: StepOutcome['after'] = [];
       let wakeAt: number | null = null;
       core.live.set(actorId, e);
+      let refused: SpawnRefused | undefined;
       try {
         await core.store.transact(() => {
           // The initial state is computed inside the transaction: `create` decides the input from what it reads and
           // writes there (a payment's nonce is allocated with its record).
-          const input = def.create ? def.create(actorId, admission) : admission;
+          let input: unknown;
+          try {
+            input = def.create ? def.create(actorId, admission) : admission;
+          } catch (err) {
+            // Refused, keeping what create wrote (a policy decision's log row): committed without the actor.
+            if (!(err instanceof SpawnRefused)) throw err;
+            refused = err;
+            return;
+          }
           const [snap, actions] = core.steppers.get(def)!.initial(input);
           e.snap = snap;
           e.intents.clear();
@@ -133,6 +150,11 @@ export function createActorHost(opts: HostOptions) {
         core.remove(e);
         steps.failAll(e, err, e.mailbox);
         throw err;
+      }
+      if (refused) {
+        core.remove(e);
+        steps.failAll(e, refused.refusal, e.mailbox);
+        throw refused.refusal;
       }
       e.busy = false;
       e.step = 1;

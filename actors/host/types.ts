@@ -3,6 +3,7 @@
  * rows it writes, its wake time, how it is created and seen), and what the host's callers get back.
  */
 import type { AnyStateMachine, ContextFrom, InputFrom, SnapshotFrom, StateValue } from 'xstate';
+import { CodedError } from '../../chains/domain/errors.ts';
 import type { ActorStore } from '../../store/actor-store.ts';
 
 /** An actor's state in the format this project stores: XState's `resolveState` rebuilds a snapshot from it. */
@@ -75,7 +76,8 @@ export interface MachineDefinition<
   /**
    * In `spawn`'s transaction, before the initial state is computed: writes the rows the actor describes and returns
    * the machine's input, decided from what it read and wrote there (a payment's nonce is allocated with its record).
-   * Throwing refuses the spawn: nothing is stored or started. Without it, the admission is the input as is.
+   * Throwing refuses the spawn: nothing is stored or started, except when it throws `SpawnRefused` (what it wrote before,
+   * a refusal's own record, commits; the actor is not stored). Without it, the admission is the input as is.
    */
   create?(actorId: string, admission: Admission): InputFrom<M>;
   /** What `spawn` and `waitFor` callers see of a committed state; without it, the generic view. */
@@ -149,4 +151,19 @@ export interface HostOptions {
    * interrupted at the next start.
    */
   stopDrainMs?: number;
+}
+
+/**
+ * Thrown by a definition's `create` to refuse the spawn with `refusal` while keeping what it wrote before the throw (a
+ * signing policy's decision log row, the case a hold opened): the transaction commits without the actor, and `spawn`
+ * rejects with `refusal` once that is durable.
+ */
+export class SpawnRefused extends CodedError {
+  constructor(readonly refusal: CodedError) {
+    super(refusal.code, refusal.httpStatus, refusal.message, {
+      transient: refusal.transient,
+      ...(refusal.details ? { details: refusal.details } : {}),
+    });
+    this.name = 'SpawnRefused';
+  }
 }

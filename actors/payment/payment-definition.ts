@@ -7,9 +7,11 @@ import type { PaymentPayload, SignedPayment } from '../../chains/payment-family.
 import { isUniqueViolation } from '../../store/errors.ts';
 import type { IdempotencyClaim, IdempotencyRepo } from '../../store/idempotency-repo.ts';
 import type { OutboxRepo } from '../../store/outbox-repo.ts';
+import type { SpendRepo } from '../../store/spend-repo.ts';
 import type { TransactionsRepo } from '../../store/transactions-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
-import type { ActorView, MachineDefinition } from '../host/types.ts';
+import { type ActorView, type MachineDefinition, SpawnRefused } from '../host/types.ts';
+import { decisionError, type SignatureDecision } from '../signing/signature-policy.ts';
 import { createBroadcastEffect } from './broadcast-payment.ts';
 import {
   type AttemptStage,
@@ -107,6 +109,12 @@ export interface PaymentAdmission {
    * It is admitted beside that holder, which keeps the hold.
    */
   cancels?: string | null;
+  /**
+   * The signing policy's decision, taken in the transaction that writes the record (given the payment's id: what the
+   * spend ledger counts it under). A refusal keeps its decision-log row and the case or review it opened, and nothing
+   * else: no record, no actor. Absent: the caller decided before.
+   */
+  decide?: (transactionId: string) => SignatureDecision;
 }
 
 /** A payment as its caller sees it: the committed state, with its record's status. */
@@ -225,6 +233,12 @@ export function createPaymentDefinition(deps: {
   monitorWindowMs: number;
   /** EVM_REPLACEMENT_DELAY_MS: the least time between an auto-retry attempt's send and its replacement (60 s). */
   replacementDelayMs?: number;
+  /**
+   * The signing policies' spend ledger: a payment that ends with no usable signature (refused or interrupted at
+   * signing, every Solana attempt proven expired, its nonce proven taken by another transaction) stops counting, in
+   * the step that ends it.
+   */
+  spend?: Pick<SpendRepo, 'release'>;
   /** Before each replacement: whether the authority that admitted the payment still stands (null), or why not. */
   authority?(input: ReplacementInput): Promise<string | null> | string | null;
   now?: () => number;
@@ -243,6 +257,10 @@ export function createPaymentDefinition(deps: {
     const family = paymentFamilies[chain.family];
     const blocking = deps.transactions.holder(wallet.id, chain.key);
     if (blocking && blocking !== a.cancels) throw holdConflict(wallet.id, blocking);
+    if (a.decide) {
+      const refusal = decisionError(a.decide(id));
+      if (refusal) throw new SpawnRefused(refusal);
+    }
     let nonce: number | null = null;
     if (a.signs.kind === 'given') nonce = a.signs.nonce;
     else if (family.allocatesNonce) {
@@ -504,7 +522,11 @@ export function createPaymentDefinition(deps: {
         updatedAt: at,
         resolvedAt: final || state === 'released' ? at : null,
       });
-      if (previous !== undefined && previous.status !== 'done') events(snap, previous, at);
+      if (previous !== undefined && previous.status !== 'done') {
+        events(snap, previous, at);
+        if (final && c.apiKeyId !== null && deps.spend && noUsableSignature(c))
+          deps.spend.release(c.apiKeyId, id, now());
+      }
     },
     wakeAt(snap: PaymentSnapshot) {
       return snap.status === 'done' ? null : snap.context.wakeAt;
@@ -514,4 +536,20 @@ export function createPaymentDefinition(deps: {
       deps.transactions.release(id, new Date(now()).toISOString());
     },
   };
+}
+
+/** Failure stages at which nothing was signed that could still execute. */
+const UNSIGNED_STAGES: ReadonlySet<string> = new Set(['mpc_sign', 'signer_verify', 'signature_apply']);
+/** Failure codes proving every signature of the payment can never execute. */
+const NEVER_EXECUTES: ReadonlySet<string> = new Set(['TRANSACTION_EXPIRED', 'REPLACED', 'CANCELLED']);
+
+/**
+ * Whether a failed payment leaves no usable signature (POLICIES.md §4: its spend is released): refused or interrupted
+ * at signing before any attempt had a hash, or proven unable to execute (every Solana attempt expired, its nonce taken
+ * by another transaction).
+ */
+export function noUsableSignature(c: PaymentContext): boolean {
+  if (c.failure === null) return false;
+  if (NEVER_EXECUTES.has(c.failure.code)) return true;
+  return UNSIGNED_STAGES.has(c.failure.stage) && c.attempts.every((a) => a.hash === null);
 }

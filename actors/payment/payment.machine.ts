@@ -201,6 +201,8 @@ export interface ReplacementInput {
   admittedAt: number;
   /** The chain the payment is for, as the policy sees it (the EVM chain id, the Solana network). */
   chainId: string | null;
+  /** The payment: the spend ledger counts its replacements under it once. Absent in intents stored before it was. */
+  transactionId?: string;
 }
 
 export type PaymentEvent =
@@ -927,6 +929,7 @@ export const paymentMachine = setup({
             walletId: context.walletId,
             admittedAt: context.preparedAt,
             chainId: context.chainId ?? context.network,
+            transactionId: context.transactionId,
           };
         },
         onDone: [

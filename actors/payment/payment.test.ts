@@ -17,6 +17,7 @@ import { createHoldsAdmin } from '../../api/services/holds-admin.ts';
 import { createPaymentService } from '../../api/services/payments.ts';
 import { deriveEvmAddress } from '../../chains/evm/derive-address.ts';
 import type { EvmPaymentPayload } from '../../chains/evm/evm-payments.ts';
+import { extractEvmTransferFacts } from '../../chains/evm/extract-evm-transfer-facts.ts';
 import {
   ChainRpcError,
   type Observation,
@@ -29,7 +30,14 @@ import { type EnclaveClient, EnclaveClientError } from '../../enclave/client.ts'
 import type { EnclaveOps } from '../../enclave/protocol.ts';
 import { createStore, type Store } from '../../store/index.ts';
 import { createActorHost } from '../host/host.ts';
-import type { SignaturePolicy } from '../signing/signature-policy.ts';
+import type { PolicySource } from '../signing/policy/policy-ports.ts';
+import { validatePolicy } from '../signing/policy/validate-policy.ts';
+import {
+  allowAllSignatures,
+  createSignatureGate,
+  holdsNotWired,
+  type SignaturePolicy,
+} from '../signing/signature-policy.ts';
 import { createWalletSigner } from '../signing/wallet-signer.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
@@ -121,11 +129,23 @@ function setup(
      * production wires it, for API key `key` of project `proj`; due 20 ms after an attempt's send.
      */
     policy?: SignaturePolicy;
+    /** The service's decision point (createSignatureGate) over this store, reading these policies. */
+    policies?: PolicySource;
   } = {},
 ) {
   const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
   const store = createStore(file);
   if (!opts.file) seed(store, opts.walletKey);
+  const gate = opts.policies
+    ? createSignatureGate({
+        policies: opts.policies,
+        holds: holdsNotWired,
+        spend: store.spend,
+        decisions: store.policyDecisions,
+        writer: store.writer,
+      })
+    : undefined;
+  const policy = opts.policy ?? gate;
   const { chain, state } = scriptedChain();
   const chains = createChainRegistry(
     { evm: [{ chainId: 31337, rpcUrl: 'http://127.0.0.1:1', environment: 'any' }] },
@@ -150,7 +170,8 @@ function setup(
     chain: (k) => chains.get(k),
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
     replacementDelayMs: 20,
-    ...(opts.policy
+    spend: store.spend,
+    ...(policy
       ? {
           authority: createReplacementAuthority({
             apiKeys: {
@@ -167,7 +188,7 @@ function setup(
                   : undefined,
             },
             wallets: store.wallets,
-            policy: opts.policy,
+            policy,
           }),
         }
       : {}),
@@ -187,6 +208,7 @@ function setup(
     signing: {
       paymentWallet: () => store.wallets.getAny('w1')! as ReturnType<typeof store.wallets.getAny> & { type: 'EVM' },
       authorize: async () => undefined,
+      policy: allowAllSignatures,
     },
     signer: {
       keyOf: () => {
@@ -204,7 +226,7 @@ function setup(
     rebroadcastMs: 10_000,
     now: () => clock.now,
   });
-  return { store, host, paymentActors, payments, poller, state, chain, signed, wallet, file, clock };
+  return { store, host, paymentActors, payments, poller, state, chain, signed, wallet, file, clock, gate };
 }
 
 function seed(store: Store, publicKey?: string) {
@@ -863,7 +885,23 @@ test('a released payment stays watched across a restart: its bytes executing lat
 /** Admits an auto-retry transfer of wallet w1 (as the payment service does once its checks passed); its id. */
 async function admitAutoRetry(t: ReturnType<typeof setup>): Promise<string> {
   const id = randomUUID();
+  const gate = t.gate;
   await t.host.spawn(t.paymentActors, id, {
+    // With the service's decision point: decided in the transaction of the record, counted under the payment's id.
+    ...(gate
+      ? {
+          decide: (transactionId: string) =>
+            gate.decideWithin({
+              principal: { keyId: 'key', projectId: 'proj', environment: 'development' },
+              wallet: t.wallet,
+              operation: 'transfer',
+              rawSignature: false,
+              chainId: '31337',
+              facts: () => extractEvmTransferFacts('31337', { to: transfer.to, value: transfer.value, kind: 'NATIVE' }),
+              spendRef: transactionId,
+            }),
+        }
+      : {}),
     apiKeyId: 'key',
     wallet: t.wallet,
     chain: t.chain,
@@ -1006,3 +1044,114 @@ test('auto-retry: a replacement whose signature is refused for the policy stops 
 function allowAll(): SignaturePolicy {
   return { decide: () => ({ effect: 'allow' }) };
 }
+
+/** Permissions on for key `key`, with one active guardrail: at most `cap` wei a day on chain 31337. */
+function capped(cap: bigint): PolicySource {
+  const checked = validatePolicy({
+    name: 'cap',
+    layer: 'guardrail',
+    scope: { walletType: 'EVM', networks: ['eip155:31337'] },
+    rules: [
+      {
+        id: 'daily',
+        effect: 'deny',
+        actions: ['transfer'],
+        conditions: [{ spend: { asset: 'native', window: '24h' }, op: 'gt', value: cap.toString() }],
+      },
+    ],
+  });
+  assert.ok(checked.valid);
+  return {
+    permissions: () => ({ enabled: true, approvals: false }),
+    activeGuardrails: () => [{ id: 'cap', version: 1, createdAt: 1, document: checked.policy }],
+  };
+}
+
+/** What the day's window of wallet w1 on chain 31337 has counted of the native coin. */
+function spentToday(t: ReturnType<typeof setup>): bigint {
+  const day = 86_400_000;
+  return t.store.spend.windowTotal(
+    {
+      apiKeyId: 'key',
+      walletId: 'w1',
+      network: 'eip155:31337',
+      asset: 'native',
+      windowMs: day,
+      windowStart: Math.floor(Date.now() / day) * day,
+    },
+    { materialize: false },
+  );
+}
+
+test('signing policies: an auto-retry payment is decided before each replacement and counted once across them', async () => {
+  const t = setup({ policies: capped(12n) });
+  await t.host.start();
+  const id = await admitAutoRetry(t);
+  const view = await t.host.waitFor(t.paymentActors, id, (v) => (v.context.autoRetry?.bumpCount ?? 0) >= 2);
+  assert.ok(view.context.autoRetry!.bumpCount >= 2);
+  assert.equal(spentToday(t), 5n, 'the transfer of 5 wei, once');
+  const entries = t.store.spend.entriesOf('key', id);
+  assert.deepEqual(
+    entries.map((e) => [e.network, e.asset, e.amount, e.releasedAt]),
+    [['eip155:31337', 'native', '5', null]],
+  );
+  const log = t.store.policyDecisions.between('key', 0, Number.MAX_SAFE_INTEGER, 100);
+  assert.ok(log.length >= 3, 'the admission and each replacement were decided');
+  assert.ok(log.every((r) => r.effect === 'allow' && r.spendRef === id));
+  await t.host.stop();
+});
+
+test('signing policies: a replacement over the cap stops the retry with POLICY_DENIED; the admitted amount stays counted', async () => {
+  // 5 is counted at admission; the replacement re-checks 5 + 0 (its own amount is not counted twice) against 4.
+  let cap = 12n;
+  const source = capped(12n);
+  const t = setup({
+    policies: { permissions: source.permissions, activeGuardrails: () => capped(cap).activeGuardrails('key') },
+  });
+  await t.host.start();
+  const id = await admitAutoRetry(t);
+  cap = 4n;
+  await t.host.waitFor(t.paymentActors, id, (v) => v.context.autoRetry?.state !== 'active');
+  const { retry } = retryOf(t, id);
+  assert.deepEqual([retry.state, retry.reason, retry.bumpCount], ['stopped', 'POLICY_DENIED', 0]);
+  assert.equal(spentToday(t), 5n, 'attempt 0 was signed and may land: still counted');
+  await t.host.stop();
+});
+
+test('signing policies: a payment refused at signing (no usable signature) is released; the room is there again', async () => {
+  const t = setup({
+    policies: capped(12n),
+    sign: async () => {
+      throw Object.assign(new Error('refused: SIGNING_FAILED'), { code: 'SIGNING_FAILED' });
+    },
+  });
+  await t.host.start();
+  const id = await admitAutoRetry(t);
+  const view = await t.host.waitFor(t.paymentActors, id, (v) => v.status === 'done');
+  assert.equal(view.context.failure?.stage, 'mpc_sign');
+  assert.equal(spentToday(t), 0n);
+  assert.notEqual(t.store.spend.entriesOf('key', id)[0]!.releasedAt, null);
+  await t.host.stop();
+});
+
+test('signing policies: a payment over the cap is refused at admission with 403 POLICY_DENIED; no record, the decision logged', async () => {
+  const t = setup({ policies: capped(4n) });
+  await t.host.start();
+  await assert.rejects(
+    admitAutoRetry(t),
+    (err: { code?: string; httpStatus?: number; details?: { deniedBy?: unknown } }) => {
+      assert.equal(err.code, 'POLICY_DENIED');
+      assert.equal(err.httpStatus, 403);
+      assert.deepEqual(err.details?.deniedBy, [{ reason: 'denied-by-rule', policyId: 'cap', ruleId: 'daily' }]);
+      return true;
+    },
+  );
+  assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined, 'nothing holds the wallet');
+  const log = t.store.policyDecisions.between('key', 0, Number.MAX_SAFE_INTEGER, 100);
+  assert.deepEqual(
+    log.map((r) => [r.effect, r.reason]),
+    [['deny', 'denied-by-rule']],
+  );
+  assert.equal(spentToday(t), 0n);
+  await t.host.stop();
+});

@@ -1,19 +1,39 @@
 /**
- * The one decision point every signature passes before the enclave is asked (DESIGN §7). Whoever is about to sign
- * (a signing route, a payment's admission) builds a `SignatureRequest`, asks the policy, and signs only on `allow`.
- * It lives beside the wallet signer, where the API and the actors both reach it. A policy engine plugs in here
- * (guardrails, raw-signature rules, approvals); until one is configured the policy allows.
+ * The one decision point every signature passes before the enclave is asked (DESIGN §7, POLICIES.md §2 and §4).
+ * Whoever is about to sign (a signing route, a payment's admission, the payment actor before a replacement, yield
+ * steps later) builds a `SignatureRequest` with the request as its chain folder decodes it, asks the policy, and signs
+ * only on `allow`.
+ *
+ * `createSignatureGate` is the policy the service runs: steps 0 to 8 of POLICIES.md §2 over the ports of
+ * policy/policy-ports.ts (the key's switch and active guardrails; cases and reviews), the pure engine
+ * (policy/evaluate-policies.ts), the spend ledger and the decision log. A decision, its spend reservations, its
+ * decision-log row and the case or review it opens commit in one writer transaction; a payment's admission decides
+ * inside the transaction that writes its record (`decideWithin`), so the record, its reservation and its log row are
+ * written together or not at all.
  */
 
 import { ServiceError } from '../../chains/domain/errors.ts';
+import { type ChainFacts, NO_CHAIN_FACTS, type RequestAction, spendWindowMs } from '../../chains/domain/policies.ts';
 import type { KeyEnvironment } from '../../chains/domain/projects.ts';
 import type { WalletType } from '../../chains/domain/wallets.ts';
 import { walletFamilies } from '../../chains/wallet-families.ts';
 import type { SigningOperation } from '../../chains/wallet-family.ts';
+import type { PolicyDecisionsRepo } from '../../store/policy-decisions-repo.ts';
+import type { SpendRepo } from '../../store/spend-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
+import type { Writer } from '../../store/writer.ts';
+import {
+  type DecisionTrace,
+  evaluatePolicies,
+  type PolicyDecision,
+  type PolicyRequest,
+  type SpendKey,
+} from './policy/evaluate-policies.ts';
+import { requestActionOf } from './policy/policy-actions.ts';
+import type { HoldResolver, PolicySource } from './policy/policy-ports.ts';
 
-/** The signing routes, and `transfer` (a payment the service builds, signs and broadcasts). */
-export type SignatureOperation = SigningOperation | 'transfer';
+/** The signing routes, `transfer` (a payment the service builds, signs and broadcasts), and yield's steps. */
+export type SignatureOperation = SigningOperation | 'transfer' | 'yield_deposit' | 'yield_withdraw';
 
 /** Who asks for a signature: an API key of a project, in its environment. */
 export interface Requester {
@@ -22,9 +42,19 @@ export interface Requester {
   environment: KeyEnvironment;
 }
 
+/** What names a request for holds and replays (POLICIES.md §2 step 1). */
+export interface RequestReference {
+  /** The request's `Idempotency-Key`, when sent. */
+  idempotencyKey: string | null;
+  /** The route (`sign-message`, `transfer`, ...): with the wallet and the body it names a request sent without a key. */
+  route: string;
+  /** SHA-256 (hex) of the request body in canonical JSON; asked only when permissions are on. */
+  bodyHash: () => string;
+}
+
 export interface SignatureRequest {
   principal: Requester;
-  wallet: WalletRow;
+  wallet: Pick<WalletRow, 'id' | 'type' | 'projectId'>;
   operation: SignatureOperation;
   /**
    * The spec's raw signatures: `sign-raw`, and `sign-message` on SOLANA, COSMOS, STELLAR and SUI wallets.
@@ -33,46 +63,417 @@ export interface SignatureRequest {
   rawSignature: boolean;
   /** The chain the signature is for, when the request names one (EVM chain id, Solana network, ...). */
   chainId: string | null;
+  /**
+   * What the wallet's chain folder reads from the request (chains/<family>/extract-*-facts.ts); called only when
+   * permissions are on. Absent: the request says nothing of a chain (NO_CHAIN_FACTS).
+   */
+  facts?: () => ChainFacts;
+  /** Absent: a reference made of the wallet and the route alone (a signature the service starts itself). */
+  reference?: RequestReference;
+  /**
+   * What the spend ledger counts this signature under: a payment's transaction id (its replacements are the same
+   * payment), else the request's reference (a replay of the same body is the same signature).
+   */
+  spendRef?: string;
+  /** `X-Initiator-User-Id`, when sent: named on the case a hold opens. */
+  initiatorUserId?: string | null;
+  /**
+   * A further signature of an operation already admitted (an auto-retry replacement, a later yield step): the partner
+   * cannot resend it, so a hold does not open a case; it goes on only when the admission went through an approval of
+   * the same rule, and stops otherwise.
+   */
+  continuation?: boolean;
+}
+
+/** One entry of a denial's `deniedBy`. */
+export interface DeniedBy {
+  reason: string;
+  policyId?: string;
+  ruleId?: string;
+  fact?: string;
 }
 
 export type SignatureDecision =
   | { effect: 'allow' }
-  | { effect: 'deny'; reason: string; policyId?: string; ruleId?: string }
-  | { effect: 'review'; details: Record<string, unknown> };
+  | {
+      effect: 'deny';
+      reason: string;
+      policyId?: string;
+      ruleId?: string;
+      fact?: string;
+      /** review-rejected: the case or review that was rejected. */
+      caseId?: string;
+      reviewId?: string;
+    }
+  /** 403 POLICY_REVIEW_REQUIRED; `details` is the body's context (`caseId` | `reviewId`, `status`, `expiresAt`). */
+  | { effect: 'review'; details: Record<string, unknown> }
+  /** An approval rule on a wallet bound to no authorization scope: 403 FORBIDDEN. */
+  | { effect: 'forbidden'; policyId?: string; ruleId?: string };
 
 export interface SignaturePolicy {
+  /** Decides (and records the decision) in a transaction of its own; nothing is signed unless it answers `allow`. */
   decide(request: SignatureRequest): SignatureDecision | Promise<SignatureDecision>;
+  /**
+   * The same, synchronously, inside the caller's writer transaction: a payment's admission decides in the transaction
+   * that writes its record. Absent: the caller asks `decide` before that transaction.
+   */
+  decideWithin?(request: SignatureRequest): SignatureDecision;
 }
 
-const ALLOW: SignatureDecision = { effect: 'allow' };
+const ALLOW: SignatureDecision = Object.freeze({ effect: 'allow' });
 
-/** Today's policy: no policies exist yet, so every signature is allowed. */
-export const allowAllSignatures: SignaturePolicy = { decide: () => ALLOW };
+/** No policy: every signature is allowed (tests of other parts; the service runs createSignatureGate). */
+export const allowAllSignatures: SignaturePolicy = { decide: () => ALLOW, decideWithin: () => ALLOW };
 
 /** Whether `operation` on a wallet of `type` counts as a raw signature (spec: signing routes). */
 export function isRawSignature(operation: SignatureOperation, type: WalletType): boolean {
   return operation === 'sign-raw' || (operation === 'sign-message' && walletFamilies[type].messageIsRawSignature);
 }
 
-/** Turns a decision into "go ahead" or the spec's 403 answer; nothing is signed after a throw. */
-export function enforceDecision(decision: SignatureDecision): void {
+/** The policy action of an operation (`raw_signature` is added beside it by the engine). */
+function actionOf(operation: SignatureOperation): RequestAction {
+  return operation === 'yield_deposit' || operation === 'yield_withdraw' ? operation : requestActionOf(operation);
+}
+
+/** The error a refusal answers; null for `allow`. Policy 403s are never stored as idempotent answers. */
+export function decisionError(decision: SignatureDecision): ServiceError | null {
   switch (decision.effect) {
     case 'allow':
-      return;
-    case 'deny':
-      throw new ServiceError('POLICY_DENIED', 403, 'a signing policy denied this request; nothing was signed', {
+      return null;
+    case 'deny': {
+      const deniedBy: DeniedBy = { reason: decision.reason };
+      if (decision.policyId !== undefined) deniedBy.policyId = decision.policyId;
+      if (decision.ruleId !== undefined) deniedBy.ruleId = decision.ruleId;
+      if (decision.fact !== undefined) deniedBy.fact = decision.fact;
+      return new ServiceError('POLICY_DENIED', 403, 'a signing policy denied this request; nothing was signed', {
         details: {
-          deniedBy: [{ reason: decision.reason }],
+          deniedBy: [deniedBy],
           ...(decision.policyId ? { policyId: decision.policyId } : {}),
           ...(decision.ruleId ? { ruleId: decision.ruleId } : {}),
+          ...(decision.caseId ? { caseId: decision.caseId } : {}),
+          ...(decision.reviewId ? { reviewId: decision.reviewId } : {}),
         },
       });
+    }
     case 'review':
-      throw new ServiceError(
+      return new ServiceError(
         'POLICY_REVIEW_REQUIRED',
         403,
-        'this request needs an approval before it can be signed; nothing was signed',
+        'this request needs an approval before it can be signed; nothing was signed: once approved, send the identical request again',
         { details: decision.details },
+      );
+    case 'forbidden':
+      return new ServiceError(
+        'FORBIDDEN',
+        403,
+        'a signing policy requires an approval for this request, and the wallet is bound to no authorization scope; nothing was signed',
+        {
+          details: {
+            ...(decision.policyId ? { policyId: decision.policyId } : {}),
+            ...(decision.ruleId ? { ruleId: decision.ruleId } : {}),
+          },
+        },
       );
   }
 }
+
+/** Turns a decision into "go ahead" or the spec's 403 answer; nothing is signed after a throw. */
+export function enforceDecision(decision: SignatureDecision): void {
+  const error = decisionError(decision);
+  if (error) throw error;
+}
+
+/** The request's reference (POLICIES.md §2 step 1) and its body's hash. */
+export function referenceOf(request: SignatureRequest): { reference: string; bodyHash: string } {
+  const ref = request.reference;
+  if (!ref) {
+    // A signature the service starts itself (a replacement): named by what it is for.
+    return { reference: `ref:${request.spendRef ?? `${request.wallet.id}:${request.operation}`}`, bodyHash: '' };
+  }
+  const bodyHash = ref.bodyHash();
+  return {
+    reference:
+      ref.idempotencyKey !== null ? `key:${ref.idempotencyKey}` : `body:${request.wallet.id}:${ref.route}:${bodyHash}`,
+    bodyHash,
+  };
+}
+
+/** How long, and up to how many rows, decision-log rows of answers that waited for no write are queued. */
+export const LOG_FLUSH_MS = 50;
+export const LOG_FLUSH_ROWS = 1000;
+
+/** A chain's amounts as the ledger counts them: per asset (EVM contracts lower-case), positive, known. */
+function movedAmounts(chain: ChainFacts, evm: boolean): Array<{ asset: string; amount: bigint }> {
+  const byAsset = new Map<string, bigint>();
+  for (const entry of chain.spend.moved) {
+    if (typeof entry.amount !== 'string' || !/^[0-9]{1,80}$/.test(entry.amount)) continue;
+    const asset = evm ? entry.asset.toLowerCase() : entry.asset;
+    byAsset.set(asset, (byAsset.get(asset) ?? 0n) + BigInt(entry.amount));
+  }
+  return [...byAsset].filter(([, amount]) => amount > 0n).map(([asset, amount]) => ({ asset, amount }));
+}
+
+/** The network spend is counted on: a concrete selector, or null (none named, or any). */
+function spendNetwork(chain: ChainFacts): string | null {
+  return typeof chain.network === 'string' && chain.network !== '*' ? chain.network : null;
+}
+
+/** A request as the decision log keeps it (and simulate reads it back): the engine's input, JSON-safe. */
+export interface LoggedRequest extends PolicyRequest {}
+
+/**
+ * The service's decision point (POLICIES.md §2, §4):
+ * 0. permissions off for the key → allow, policies are not read and nothing is written;
+ * 1. the reference (`key:<Idempotency-Key>`, else `body:<wallet>:<route>:<sha256>`): bound to a case or review of
+ *    another body → 409 CONFLICT (HoldResolver.checkReference);
+ * 2–6. the engine over the key's active guardrails, spend windows read from the ledger (the signature's own amounts,
+ *    counted already by a replay or a replacement, are not counted twice);
+ * 7. a hold → HoldResolver.resolve: proceed (allowed), rejected, required, forbidden;
+ * 8. allow → what the request moves is reserved in the ledger under its spend reference.
+ * Every decision taken with permissions on is logged with its request and trace, in the same transaction.
+ */
+export function createSignatureGate(deps: {
+  policies: PolicySource;
+  holds: HoldResolver;
+  spend: Pick<SpendRepo, 'entriesOf' | 'windowTotal' | 'reserve'>;
+  decisions: Pick<PolicyDecisionsRepo, 'append' | 'approvedHold'>;
+  writer: Pick<Writer, 'write'>;
+  now?: () => number;
+  /** Where a decision-log row that could not be written is reported (rows written after the answer, see `decide`). */
+  log?: (message: string, err: unknown) => void;
+}): Required<SignaturePolicy> & { enabled(apiKeyId: string): boolean; flush(): Promise<void> } {
+  const { policies, holds, spend, decisions, writer } = deps;
+  const now = deps.now ?? Date.now;
+  const report = deps.log ?? (() => undefined);
+
+  /**
+   * Log rows of decisions answered without a write (messages, denials): rows of shadow mode, not of money. They are
+   * queued and written together every LOG_FLUSH_MS (or LOG_FLUSH_ROWS rows): one commit and one fsync for hundreds of
+   * answers instead of one each (test/bench/policy-decide.ts http). A crash loses at most that span of them; `flush`
+   * writes them at a graceful stop.
+   */
+  let queued: Array<Parameters<typeof decisions.append>[0]> = [];
+  let timer: NodeJS.Timeout | undefined;
+  function flush(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const rows = queued;
+    queued = [];
+    if (rows.length === 0) return Promise.resolve();
+    return writer
+      .write(
+        () => {
+          for (const r of rows) decisions.append(r);
+        },
+        { bounded: false },
+      )
+      .catch((err: unknown) => report(`${rows.length} policy decisions were not logged`, err));
+  }
+  function queueRow(row: Parameters<typeof decisions.append>[0]): void {
+    queued.push(row);
+    if (queued.length >= LOG_FLUSH_ROWS) void flush();
+    else if (!timer) {
+      timer = setTimeout(() => void flush(), LOG_FLUSH_MS);
+      timer.unref();
+    }
+  }
+
+  function decideWithin(request: SignatureRequest): SignatureDecision {
+    return run(request, true)!;
+  }
+
+  /**
+   * Steps 0 to 8. `inWrite`: inside a writer transaction, everything is written there. Outside one (`decide`'s first
+   * try), the decision is taken on what is committed and answered at once only when it writes nothing that decides
+   * another request (no reservation, no case or review): then its log row is queued to the writer; otherwise null, and
+   * the caller decides again inside a write.
+   */
+  function run(request: SignatureRequest, inWrite: boolean): SignatureDecision | null {
+    const apiKeyId = request.principal.keyId;
+    const permissions = policies.permissions(apiKeyId);
+    // Step 0.
+    if (!permissions.enabled) return ALLOW;
+    const at = now();
+    const wallet = request.wallet;
+    // Step 1.
+    const { reference, bodyHash } = referenceOf(request);
+    if (!request.continuation && request.reference) holds.checkReference(apiKeyId, reference, bodyHash);
+    const chain = request.facts ? request.facts() : NO_CHAIN_FACTS;
+    const policyRequest: PolicyRequest = {
+      wallet: { id: wallet.id, type: wallet.type },
+      action: actionOf(request.operation),
+      rawSignature: request.rawSignature,
+      chain,
+      at,
+    };
+    const spendRef = request.spendRef ?? reference;
+    const network = spendNetwork(chain);
+    const moved = network === null ? [] : movedAmounts(chain, wallet.type === 'EVM');
+    // What this signature already counts (a replay, a replacement): not counted again in the windows it fell in.
+    // A request on no network reads no window and reserves nothing.
+    const own = new Map<string, { amount: bigint; countedAt: number }>();
+    if (network !== null) {
+      for (const e of spend.entriesOf(apiKeyId, spendRef)) {
+        if (e.releasedAt === null)
+          own.set(`${e.network}\u0000${e.asset}`, { amount: BigInt(e.amount), countedAt: e.countedAt });
+      }
+    }
+    const lookup = (key: SpendKey): bigint => {
+      const windowMs = spendWindowMs(key.window);
+      if (windowMs === null) throw new TypeError(`a stored policy has the spend window ${key.window}`);
+      let total = spend.windowTotal(
+        {
+          apiKeyId,
+          walletId: wallet.id,
+          network: key.network,
+          asset: key.asset,
+          windowMs,
+          windowStart: key.windowStart,
+        },
+        { materialize: inWrite },
+      );
+      const mine = own.get(`${key.network}\u0000${key.asset}`);
+      if (mine && mine.countedAt >= key.windowStart && mine.countedAt < key.windowStart + windowMs) {
+        total = total > mine.amount ? total - mine.amount : 0n;
+      }
+      return total;
+    };
+    const decision = evaluatePolicies(policies.activeGuardrails(apiKeyId), policyRequest, lookup);
+    // Outside a write: only a decision that writes nothing another decision reads is answered from here.
+    if (!inWrite && (decision.effect === 'hold' || (decision.effect === 'allow' && moved.length > 0))) return null;
+    const log = (
+      effect: 'allow' | 'deny' | 'hold' | 'forbidden',
+      fields: { reason?: string; policyId?: string; ruleId?: string; holdId?: string | undefined },
+      trace: DecisionTrace,
+    ) => {
+      const row = {
+        apiKeyId,
+        walletId: wallet.id,
+        reference,
+        spendRef,
+        action: policyRequest.action,
+        effect,
+        reason: fields.reason ?? null,
+        policyId: fields.policyId ?? null,
+        ruleId: fields.ruleId ?? null,
+        holdId: fields.holdId ?? null,
+        request: JSON.stringify(policyRequest),
+        trace: JSON.stringify(trace),
+        decidedAt: at,
+      };
+      if (inWrite) decisions.append(row);
+      else queueRow(row);
+    };
+    const reserve = () => {
+      if (network !== null && moved.length > 0) spend.reserve(apiKeyId, wallet.id, spendRef, network, moved, at);
+    };
+    return settle(decision);
+
+    function settle(d: PolicyDecision): SignatureDecision {
+      switch (d.effect) {
+        case 'allow':
+          reserve();
+          log('allow', {}, d.trace);
+          return ALLOW;
+        case 'deny': {
+          const policyId = 'policyId' in d ? d.policyId : undefined;
+          const ruleId = 'ruleId' in d ? d.ruleId : undefined;
+          const fact = 'fact' in d ? d.fact : undefined;
+          log('deny', { reason: d.reason, ...(policyId ? { policyId } : {}), ...(ruleId ? { ruleId } : {}) }, d.trace);
+          return {
+            effect: 'deny',
+            reason: d.reason,
+            ...(policyId !== undefined ? { policyId } : {}),
+            ...(ruleId !== undefined ? { ruleId } : {}),
+            ...(fact !== undefined ? { fact } : {}),
+          };
+        }
+        case 'hold': {
+          const rule = { policyId: d.policyId, ruleId: d.ruleId };
+          if (request.continuation) {
+            // The admission went through an approval of this rule: the operation it approved goes on.
+            if (decisions.approvedHold(apiKeyId, spendRef, d.policyId, d.ruleId)) {
+              reserve();
+              log('allow', { ...rule, holdId: 'admission' }, d.trace);
+              return ALLOW;
+            }
+            log('hold', { reason: 'continuation', ...rule }, d.trace);
+            return { effect: 'review', details: rule };
+          }
+          const version = d.trace.policies.find((p) => p.policyId === d.policyId)?.version ?? 0;
+          const outcome = holds.resolve({
+            apiKeyId,
+            projectId: request.principal.projectId,
+            walletId: wallet.id,
+            reference,
+            bodyHash,
+            policyId: d.policyId,
+            policyVersion: version,
+            ruleId: d.ruleId,
+            ...(d.approval ? { approval: d.approval } : {}),
+            initiatorUserId: request.initiatorUserId ?? null,
+            at,
+          });
+          const holdId = outcome.kind === 'forbidden' ? undefined : (outcome.caseId ?? outcome.reviewId);
+          const ids = outcome.kind === 'forbidden' ? {} : holdIds(outcome);
+          switch (outcome.kind) {
+            case 'proceed':
+              reserve();
+              log('allow', { ...rule, holdId }, d.trace);
+              return ALLOW;
+            case 'rejected':
+              log('deny', { reason: 'review-rejected', ...rule, holdId }, d.trace);
+              return { effect: 'deny', reason: 'review-rejected', ...rule, ...ids };
+            case 'required':
+              log('hold', { ...rule, holdId }, d.trace);
+              return {
+                effect: 'review',
+                details: { ...ids, status: outcome.status, expiresAt: outcome.expiresAt, ...rule },
+              };
+            case 'forbidden':
+              log('forbidden', rule, d.trace);
+              return { effect: 'forbidden', ...rule };
+          }
+        }
+      }
+    }
+  }
+
+  return {
+    enabled: (apiKeyId) => policies.permissions(apiKeyId).enabled,
+    /** Writes the queued decision-log rows now (a graceful stop; tests that read the log). */
+    flush,
+    decide(request) {
+      // Off: answered at once, nothing read but the switch, nothing written (today's behaviour).
+      if (!policies.permissions(request.principal.keyId).enabled) return ALLOW;
+      // A decision that reserves nothing and opens nothing (a message, a denial) is answered without waiting for a
+      // write; one that reserves spend or resolves a hold is taken again, and written, in one transaction.
+      return run(request, false) ?? writer.write(() => decideWithin(request));
+    },
+    decideWithin,
+  };
+}
+
+function holdIds(outcome: { caseId?: string; reviewId?: string }): { caseId?: string; reviewId?: string } {
+  return {
+    ...(outcome.caseId !== undefined ? { caseId: outcome.caseId } : {}),
+    ...(outcome.reviewId !== undefined ? { reviewId: outcome.reviewId } : {}),
+  };
+}
+
+/**
+ * Approvals not wired: a hold cannot be resolved, so it fails (500, nothing signed) rather than pass. Reached only when
+ * a PolicySource turns permissions on without a HoldResolver beside it; with permissionsOffEverywhere, never.
+ */
+export const holdsNotWired: HoldResolver = {
+  checkReference: () => undefined,
+  resolve: () => {
+    throw new Error('a signing policy holds this request and no approvals store is wired to resolve it');
+  },
+};
+
+/** Permissions off for every key: until the policy store is wired, the service decides as it always did. */
+export const permissionsOffEverywhere: PolicySource = {
+  permissions: () => ({ enabled: false, approvals: false }),
+  activeGuardrails: () => [],
+};

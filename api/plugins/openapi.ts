@@ -30,7 +30,7 @@ const DOCUMENTS = {
       {
         name: 'permissions',
         description:
-          'Signing policies (`/v1/permissions-v2`): guardrails with versions and revisions, validation, activation, the production review, and the approval cases and reviews of requests a policy held.',
+          'Signing policies (`/v1/permissions-v2`): guardrails with versions and revisions, validation, activation, the production review, the approval cases and reviews of requests a policy held, spend meters and shadow mode (simulate).',
       },
       EVENTS_TAG,
     ],

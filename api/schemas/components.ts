@@ -46,6 +46,7 @@ import {
   ProductionReviewRequested,
   PublishedReview,
 } from './policies.ts';
+import { PolicyUsage, SimulationResult } from './policy-insights.ts';
 import {
   BroadcastResult,
   Signature,
@@ -83,6 +84,8 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     SignedAuthorization,
     EvmFeeEstimate,
     SolanaFeeEstimate,
+    PolicyUsage,
+    SimulationResult,
     FeeEstimate,
     TransactionRecord,
     TransactionList,

@@ -16,6 +16,7 @@ import {
   refuseHeldNonce,
 } from '../../actors/payment/payment-definition.ts';
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
+import type { SignatureRequest } from '../../actors/signing/signature-policy.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { parseAutoRetryTerms } from '../../chains/auto-retry-terms.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
@@ -49,7 +50,14 @@ import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainRegistry } from '../chain-registry.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { Principal } from '../plugins/auth.ts';
-import { chainInput, checkTransactionFields, type SigningService } from './signing.ts';
+import {
+  chainInput,
+  checkTransactionFields,
+  NO_POLICY_CONTEXT,
+  type PolicyContext,
+  referenceFields,
+  type SigningService,
+} from './signing.ts';
 
 /** A `transfer` (or `estimate-fee`) body: what the family reads, and the service's own options. */
 export interface TransferRequest extends TransferRequestFields {
@@ -153,7 +161,7 @@ export function createPaymentService(deps: {
   /** The payment machine's definition, as the host runs it. */
   paymentActors: PaymentDefinition;
   /** The wallet read and checked, and the policy decision point. */
-  signing: Pick<SigningService, 'paymentWallet' | 'authorize'>;
+  signing: Pick<SigningService, 'paymentWallet' | 'authorize' | 'policy'>;
   /** Signs sign-only transfers (no record, no actor). */
   signer: Pick<WalletSigner, 'keyOf'>;
   chains: ChainRegistry;
@@ -319,9 +327,25 @@ export function createPaymentService(deps: {
     }
   }
 
-  /** The chain a transfer's policy question names: the body's chain id or network, as given. */
-  function requestedChain(body: TransferRequest): string | null {
-    return body.chainId !== undefined ? String(body.chainId) : (body.network ?? null);
+  /**
+   * A broadcasting payment's policy decision: taken in the transaction that writes its record when the decision point
+   * can (`decideWithin`, the service's), counted under the payment's id; otherwise asked now, before it.
+   */
+  async function paymentDecision(request: SignatureRequest): Promise<PaymentAdmission['decide']> {
+    const { policy } = signing;
+    if (policy.decideWithin) {
+      const decideWithin = policy.decideWithin.bind(policy);
+      return (transactionId) => decideWithin({ ...request, spendRef: transactionId });
+    }
+    await signing.authorize(
+      request.principal as Principal,
+      request.wallet as WalletRow,
+      request.operation,
+      request.chainId,
+      request.facts,
+      NO_POLICY_CONTEXT,
+    );
+    return undefined;
   }
 
   return {
@@ -331,11 +355,12 @@ export function createPaymentService(deps: {
       walletId: string,
       body: TransferRequest,
       idempotency: IdempotencyClaim | null = null,
+      ctx: PolicyContext = { ...NO_POLICY_CONTEXT, idempotency, body },
     ): Promise<BroadcastResult | { signedTransaction: string } | { accepted: TransactionView }> {
       const wallet = signing.paymentWallet(principal, walletId, 'transfer');
-      await signing.authorize(principal, wallet, 'transfer', requestedChain(body));
       const terms = body.autoRetry === undefined ? null : autoRetryTerms(wallet, body, idempotency);
       const { family, chain, chainRef, intent, nonce: asked } = transferTarget(principal, wallet, body);
+      const facts = () => family.transferFacts(chainRef, intent);
       const broadcast = body.broadcast !== false;
       if (broadcast) checkHold(wallet.id, chain.key);
       // Solana chooses the first attempt's priority fee within the ceiling; EVM's first attempt is checked against it.
@@ -350,12 +375,22 @@ export function createPaymentService(deps: {
         // payment holds it.
         const nonce = asked ?? pendingNonce;
         if (nonce !== null) refuseHeldNonce(store.transactions, wallet.id, chain.key, nonce);
+        await signing.authorize(principal, wallet, 'transfer', chainRef, facts, ctx);
         const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, nonce));
         return { signedTransaction: signed.signedTransaction };
       }
       // A nonce asked for must be the one the record would allocate anyway (field `body.nonce`).
       if (asked !== null && pendingNonce !== null)
         checkNextNonce(wallet.id, chain.key, asked, pendingNonce, 'body.nonce');
+      const decide = await paymentDecision({
+        principal,
+        wallet,
+        operation: 'transfer',
+        rawSignature: false,
+        chainId: chainRef,
+        facts,
+        ...referenceFields('transfer', ctx),
+      });
       const admission: PaymentAdmission = {
         apiKeyId: principal.keyId,
         wallet,
@@ -367,6 +402,7 @@ export function createPaymentService(deps: {
         idempotency,
         // Solana rebuilds each new attempt from the transfer itself (a fresh blockhash, a raised priority fee).
         autoRetry: terms && { ...terms, ...(family.family === 'SOLANA' ? { intent } : {}) },
+        ...(decide ? { decide } : {}),
       };
       if (terms) {
         if (family.family === 'EVM') checkFirstAttemptFits(unsigned, terms.ceiling);
@@ -400,12 +436,12 @@ export function createPaymentService(deps: {
       walletId: string,
       body: { transaction: unknown; network?: SolanaNetwork; networkPassphrase?: string },
       idempotency: IdempotencyClaim | null = null,
+      ctx: PolicyContext = { ...NO_POLICY_CONTEXT, idempotency, body },
     ): Promise<BroadcastResult> {
       const wallet = signing.paymentWallet(principal, walletId, 'sign-transaction');
       checkTransactionFields(wallet.type, body);
       const family: PaymentFamilyAdapter = paymentFamilies[wallet.type];
       const partner = chainInput('body', () => family.partnerTransaction(body, wallet.address!, principal.environment));
-      await signing.authorize(principal, wallet, 'sign-transaction', partner.chainRef);
       const chain = chains.resolve(principal.environment, family.family, partner.chainRef);
       const cancels = cancellationTarget(wallet, chain.key, partner.payload, idempotency);
       if (!cancels) checkHold(wallet.id, chain.key);
@@ -419,6 +455,15 @@ export function createPaymentService(deps: {
       }
       // A cancellation takes the stopped payment's nonce: the one exception to "the wallet's next nonce".
       if (pendingNonce !== null) checkNextNonce(wallet.id, chain.key, partner.nonce!, pendingNonce);
+      const decide = await paymentDecision({
+        principal,
+        wallet,
+        operation: 'sign-transaction',
+        rawSignature: false,
+        chainId: partner.chainRef,
+        facts: () => family.payloadFacts(partner.payload, partner.chainRef, wallet.address!),
+        ...referenceFields('sign-transaction', ctx),
+      });
       const { id, view } = await record({
         apiKeyId: principal.keyId,
         wallet,
@@ -434,6 +479,7 @@ export function createPaymentService(deps: {
         record: { to: partner.to, value: partner.value, tokenAddress: null },
         idempotency,
         cancels,
+        ...(decide ? { decide } : {}),
       });
       return answer(id, view);
     },

@@ -13,9 +13,11 @@ import {
   isRawSignature,
   type SignatureOperation,
   type SignaturePolicy,
+  type SignatureRequest,
 } from '../../actors/signing/signature-policy.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
+import { extractCosmosSignDocFacts } from '../../chains/cosmos/extract-cosmos-sign-doc-facts.ts';
 import { invalidRequest, ServiceError } from '../../chains/domain/errors.ts';
 import type { EventType } from '../../chains/domain/events.ts';
 import {
@@ -25,8 +27,11 @@ import {
   type PaymentFamily,
   type SolanaNetwork,
 } from '../../chains/domain/payments.ts';
+import type { ChainFacts } from '../../chains/domain/policies.ts';
 import { schemeCurve, WALLET_TYPES, type WalletType } from '../../chains/domain/wallets.ts';
 import { encodeEvmSignature } from '../../chains/evm/encode-evm-signature.ts';
+import { extractAuthorizationFacts } from '../../chains/evm/extract-authorization-facts.ts';
+import { extractTypedDataFacts } from '../../chains/evm/extract-typed-data-facts.ts';
 import { prepareEvmAuthorization } from '../../chains/evm/prepare-evm-authorization.ts';
 import { walletFamilies } from '../../chains/wallet-families.ts';
 import type {
@@ -42,6 +47,36 @@ import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { ChainPool } from '../chain-pool.ts';
 import { type ChainStepName, type ChainSteps, chainSteps } from '../chain-steps.ts';
 import type { Principal } from '../plugins/auth.ts';
+import { fingerprintOf, type IdempotencyClaim } from './idempotency.ts';
+
+/**
+ * What the decision point needs of the HTTP request beside its decoded body: the `Idempotency-Key` (its claim, whose
+ * fingerprint is the body's hash), the body as received (hashed only when permissions are on) and the initiator.
+ */
+export interface PolicyContext {
+  idempotency: IdempotencyClaim | null;
+  body: unknown;
+  initiatorUserId: string | null;
+}
+
+/** A context without a request behind it (calls from inside the service). */
+export const NO_POLICY_CONTEXT: PolicyContext = { idempotency: null, body: null, initiatorUserId: null };
+
+/** The reference fields of a SignatureRequest for a request on `route`. */
+export function referenceFields(
+  route: string,
+  ctx: PolicyContext,
+): Pick<SignatureRequest, 'reference' | 'initiatorUserId'> {
+  const claim = ctx.idempotency;
+  return {
+    reference: {
+      idempotencyKey: claim?.key ?? null,
+      route,
+      bodyHash: () => claim?.fingerprint ?? fingerprintOf(ctx.body),
+    },
+    initiatorUserId: ctx.initiatorUserId,
+  };
+}
 
 export interface SignTransactionRequest extends TransactionRequest {
   broadcast?: boolean;
@@ -148,14 +183,30 @@ export function createSigningService(deps: {
     return wallet;
   }
 
+  /**
+   * The one decision point, for a signing route's signature: `chainId` the chain the request names, `facts` what its
+   * chain folder reads of it (asked only with permissions on), `ctx` the request's key, body and initiator.
+   */
   async function authorize(
     principal: Principal,
     wallet: WalletRow,
     operation: SignatureOperation,
-    chainId: string | null = null,
+    chainId: string | null,
+    facts: (() => ChainFacts) | undefined,
+    ctx: PolicyContext,
   ): Promise<void> {
     const rawSignature = isRawSignature(operation, wallet.type);
-    enforceDecision(await policy.decide({ principal, wallet, operation, rawSignature, chainId }));
+    enforceDecision(
+      await policy.decide({
+        principal,
+        wallet,
+        operation,
+        rawSignature,
+        chainId,
+        ...(facts ? { facts } : {}),
+        ...referenceFields(operation, ctx),
+      }),
+    );
   }
 
   /** The pool steps as the adapters call them: each runs on the chain pool, given this request's body size. */
@@ -193,10 +244,17 @@ export function createSigningService(deps: {
 
   return {
     /** `sign-message`: the wallet's type decides the format (spec: message signing by type). */
-    async signMessage(principal: Principal, walletId: string, message: string): Promise<{ signature: string }> {
+    async signMessage(
+      principal: Principal,
+      walletId: string,
+      message: string,
+      ctx: PolicyContext = NO_POLICY_CONTEXT,
+    ): Promise<{ signature: string }> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-message');
       checkMessage(message, 'body.message');
-      await authorize(principal, wallet, 'sign-message');
+      // A Cosmos message may be an Amino sign doc: its MsgSend is a payment the policy can read.
+      const facts = wallet.type === 'COSMOS' ? () => extractCosmosSignDocFacts(message, wallet.address!) : undefined;
+      await authorize(principal, wallet, 'sign-message', null, facts, ctx);
       const signature = await walletFamilies[wallet.type].signMessage(message, signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
@@ -210,6 +268,7 @@ export function createSigningService(deps: {
       principal: Principal,
       walletId: string,
       body: { data: string; walletType?: WalletType },
+      ctx: PolicyContext = NO_POLICY_CONTEXT,
     ): Promise<{ signature: string }> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-raw');
       if (body.walletType !== undefined && body.walletType !== wallet.type) {
@@ -230,7 +289,7 @@ export function createSigningService(deps: {
           field: 'body.data',
         });
       }
-      await authorize(principal, wallet, 'sign-raw');
+      await authorize(principal, wallet, 'sign-raw', null, undefined, ctx);
       const signature = await family.signRaw(data, signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
@@ -246,6 +305,7 @@ export function createSigningService(deps: {
       walletId: string,
       body: SignTransactionRequest,
       bodyBytes: number,
+      ctx: PolicyContext = NO_POLICY_CONTEXT,
     ): Promise<SignedTransactionResult> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-transaction');
       checkTransactionFields(wallet.type, body);
@@ -259,7 +319,7 @@ export function createSigningService(deps: {
       if (prepared.nonce !== undefined && prepared.chainId !== null && isPaymentFamily(wallet.type)) {
         refuseHeldNonce(store.transactions, wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
       }
-      await authorize(principal, wallet, 'sign-transaction', prepared.chainId);
+      await authorize(principal, wallet, 'sign-transaction', prepared.chainId, prepared.facts, ctx);
       const signed = await prepared.sign(signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, prepared.chainId);
       return signed;
@@ -271,6 +331,7 @@ export function createSigningService(deps: {
       walletId: string,
       typedData: unknown,
       bodyBytes: number,
+      ctx: PolicyContext = NO_POLICY_CONTEXT,
     ): Promise<{ signature: string }> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-typed-data');
       const digest = await chainInputAsync('body.typedData', () =>
@@ -278,7 +339,7 @@ export function createSigningService(deps: {
       );
       const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
       const domainChainId = chainId === undefined ? null : String(chainId);
-      await authorize(principal, wallet, 'sign-typed-data', domainChainId);
+      await authorize(principal, wallet, 'sign-typed-data', domainChainId, () => extractTypedDataFacts(typedData), ctx);
       const signature = encodeEvmSignature(await signer.keyOf(wallet).signSecp256k1(digest));
       await recordTransactionSigned(principal, wallet, domainChainId);
       return { signature };
@@ -289,10 +350,18 @@ export function createSigningService(deps: {
       principal: Principal,
       walletId: string,
       authorization: { address?: string; contractAddress?: string; chainId: number; nonce: number },
+      ctx: PolicyContext = NO_POLICY_CONTEXT,
     ): Promise<SignedAuthorization> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-authorization');
       const prepared = chainInput('body.authorization', () => prepareEvmAuthorization(authorization));
-      await authorize(principal, wallet, 'sign-authorization', String(prepared.chainId));
+      await authorize(
+        principal,
+        wallet,
+        'sign-authorization',
+        String(prepared.chainId),
+        () => extractAuthorizationFacts(prepared),
+        ctx,
+      );
       const signature = await signer.keyOf(wallet).signSecp256k1(prepared.digest);
       await recordTransactionSigned(principal, wallet, String(prepared.chainId));
       const rs = Buffer.from(signature.rs);
@@ -338,8 +407,10 @@ export function createSigningService(deps: {
       return wallet as WalletRow & { type: PaymentFamily };
     },
 
-    /** The one policy decision point, for a payment route's signature (`chainId`: the chain the request names). */
+    /** The one policy decision point, for a payment route's signature decided before its record (sign-only). */
     authorize,
+    /** The decision point itself: a broadcasting payment decides inside the transaction of its record. */
+    policy,
   };
 }
 

@@ -102,9 +102,18 @@ export const ERROR_CATALOGUE = {
   POLICY_DENIED: {
     status: 403,
     meaning: 'A signing policy denied the request: nothing was signed.',
-    context: ['deniedBy'],
+    context: ['deniedBy', 'policyId', 'ruleId', 'caseId', 'reviewId'],
   },
-  POLICY_REVIEW_REQUIRED: { status: 403, meaning: 'A signing policy holds the request for review.' },
+  POLICY_REVIEW_REQUIRED: {
+    status: 403,
+    meaning: 'A signing policy holds the request for an approval (a case) or a review: nothing was signed.',
+    context: ['caseId', 'reviewId', 'status', 'expiresAt', 'policyId', 'ruleId'],
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'A signing policy requires an approval and the wallet is bound to no authorization scope.',
+    context: ['policyId', 'ruleId'],
+  },
   SIGNER_MISMATCH: { status: 500, meaning: 'The signature did not recover to the wallet (never returned).' },
   SIGNATURE_APPLY_FAILED: { status: 500, meaning: 'The signature could not be attached to the transaction.' },
   SIGNING_FAILED: { status: 500, meaning: 'The enclave could not sign.', context: PAYMENT_FAILURE_CONTEXT },
@@ -156,7 +165,7 @@ export const ERROR_CATALOGUE = {
     meaning:
       "A production key's policies come from the production review: write them with a development key, then POST /v1/permissions-v2/production-review.",
   },
-  POLICY_NOT_FOUND: { status: 404, meaning: 'No such policy for this API key.' },
+  POLICY_NOT_FOUND: { status: 404, meaning: "No such policy for the calling key (another key's is the same 404)." },
   REVISION_CONFLICT: {
     status: 409,
     meaning:
@@ -239,10 +248,6 @@ export const ERROR_CATALOGUE = {
     status: 409,
     meaning:
       'The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.',
-  },
-  FORBIDDEN: {
-    status: 403,
-    meaning: 'An approval requirement holds the request and the wallet is bound to no authorization scope.',
   },
   APPROVAL_CASE_NOT_FOUND: { status: 404, meaning: "No such approval case of the caller's key (or project)." },
   REVIEW_NOT_FOUND: { status: 404, meaning: "No such review of the caller's key." },

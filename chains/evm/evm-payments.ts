@@ -9,6 +9,8 @@ import type { Secp256k1Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { createEvmChain } from './evm-chain.ts';
 import { evmChainsFile } from './evm-chains-file.ts';
+import { extractEvmTransactionFacts } from './extract-evm-transaction-facts.ts';
+import { extractEvmTransferFacts } from './extract-evm-transfer-facts.ts';
 import { parseEvmTransferOverrides } from './parse-evm-transfer-overrides.ts';
 import { type EvmTransactionInput, prepareEvmTransaction } from './prepare-evm-transaction.ts';
 import { recoverEvmTransactionSigner } from './recover-evm-transaction-signer.ts';
@@ -118,6 +120,13 @@ export const evmPayments: PaymentFamilyAdapter<EvmPaymentPayload> = {
     if (error.transient) return 'unanswered';
     // A resend of a transaction that already landed is refused as "nonce too low" too.
     return error.code === 'NONCE_TOO_LOW' ? 'look-up' : 'rejected';
+  },
+
+  transferFacts: (chainRef, intent) => extractEvmTransferFacts(chainRef, intent),
+
+  payloadFacts(payload, chainRef) {
+    const prepared = prepareEvmTransaction(payload.transaction);
+    return extractEvmTransactionFacts({ ...prepared.transaction, chainId: Number(chainRef) });
   },
 
   recordChain: (chainRef) => ({ chainId: chainRef, network: null }),

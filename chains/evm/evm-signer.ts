@@ -4,6 +4,7 @@ import type { WalletFamily } from '../wallet-family.ts';
 import { deriveEvmAddress } from './derive-address.ts';
 import { encodeEvmSignature } from './encode-evm-signature.ts';
 import { evmPoolSteps } from './evm-pool-steps.ts';
+import { extractEvmTransactionFacts } from './extract-evm-transaction-facts.ts';
 import { hashEvmMessage } from './hash-evm-message.ts';
 import type { EvmTransactionInput } from './prepare-evm-transaction.ts';
 
@@ -32,6 +33,7 @@ export const evmSigner: WalletFamily<typeof evmPoolSteps> = {
     return {
       chainId: String(prepared.chainId),
       ...(prepared.transaction.nonce !== undefined ? { nonce: prepared.transaction.nonce } : {}),
+      facts: () => extractEvmTransactionFacts({ ...prepared.transaction, chainId: prepared.chainId }),
       sign: async (key) => ({
         signedTransaction: await steps.serializeSignedEvmTransaction(
           prepared,

@@ -8,6 +8,8 @@ import { applySignature, type PaymentFamilyAdapter } from '../payment-family.ts'
 import type { Ed25519Signature } from '../signing-types.ts';
 import { transferIntent } from '../transfer-intent.ts';
 import { attachSolanaSignature } from './attach-solana-signature.ts';
+import { extractSolanaTransactionFacts } from './extract-solana-transaction-facts.ts';
+import { extractSolanaTransferFacts } from './extract-solana-transfer-facts.ts';
 import { prepareSolanaTransaction } from './prepare-solana-transaction.ts';
 import { createSolanaChain } from './solana-chain.ts';
 import { solanaChainsFile } from './solana-chains-file.ts';
@@ -94,6 +96,15 @@ export const solanaPayments: PaymentFamilyAdapter<SolanaPaymentPayload> = {
     // A resend of a transaction that already landed meets its expired blockhash.
     return error.code === 'BLOCKHASH_EXPIRED' ? 'look-up' : 'rejected';
   },
+
+  transferFacts: (chainRef, intent) => extractSolanaTransferFacts(chainRef as SolanaNetwork, intent),
+
+  payloadFacts: (payload, chainRef, walletAddress) =>
+    extractSolanaTransactionFacts(
+      prepareSolanaTransaction(payload.transaction, walletAddress).messageBytes,
+      walletAddress,
+      chainRef as SolanaNetwork,
+    ),
 
   recordChain: (chainRef) => ({ chainId: null, network: chainRef as SolanaNetwork }),
 

@@ -1,9 +1,11 @@
+import { isSolanaNetwork } from '../domain/payments.ts';
 import { defaultScheme } from '../domain/wallets.ts';
 import { encodeEd25519Signature } from '../encode-ed25519-signature.ts';
 import { encodeUtf8 } from '../encode-utf8.ts';
 import type { WalletFamily } from '../wallet-family.ts';
 import { attachSolanaSignature } from './attach-solana-signature.ts';
 import { deriveSolanaAddress } from './derive-address.ts';
+import { extractSolanaTransactionFacts } from './extract-solana-transaction-facts.ts';
 import { prepareSolanaTransaction } from './prepare-solana-transaction.ts';
 
 /**
@@ -24,6 +26,12 @@ export const solanaSigner: WalletFamily = {
     const prepared = prepareSolanaTransaction(request.transaction as string, wallet.address);
     return {
       chainId: request.network ?? null,
+      facts: () =>
+        extractSolanaTransactionFacts(
+          prepared.messageBytes,
+          wallet.address,
+          isSolanaNetwork(request.network) ? request.network : null,
+        ),
       sign: async (key) => ({
         signedTransaction: attachSolanaSignature(prepared, await key.signEd25519(prepared.messageBytes)),
       }),

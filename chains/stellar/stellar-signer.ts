@@ -3,6 +3,7 @@ import { encodeEd25519Signature } from '../encode-ed25519-signature.ts';
 import { encodeUtf8 } from '../encode-utf8.ts';
 import type { WalletFamily } from '../wallet-family.ts';
 import { deriveStellarAddress } from './derive-address.ts';
+import { extractStellarTransactionFacts } from './extract-stellar-transaction-facts.ts';
 import { stellarPoolSteps } from './stellar-pool-steps.ts';
 
 /**
@@ -19,11 +20,12 @@ export const stellarSigner: WalletFamily<typeof stellarPoolSteps> = {
   signMessage: async (message, key) => encodeEd25519Signature(await key.signEd25519(encodeUtf8(message, 'message'))),
   signRaw: async (data, key) => encodeEd25519Signature(await key.signEd25519(data)),
   transactionFields: { transaction: 'base64', network: false, networkPassphrase: 'required' },
-  async prepareTransaction(request, _wallet, steps) {
+  async prepareTransaction(request, wallet, steps) {
     const passphrase = request.networkPassphrase as string;
     const prepared = await steps.prepareStellarTransaction(request.transaction as string, passphrase);
     return {
       chainId: passphrase,
+      facts: () => extractStellarTransactionFacts(request.transaction as string, passphrase, wallet.address),
       sign: async (key) => ({
         signedTransaction: await steps.attachStellarSignature(
           prepared,

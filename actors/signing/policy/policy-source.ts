@@ -8,10 +8,25 @@
 import type { PoliciesRepo } from '../../../store/policies-repo.ts';
 import type { ActivePolicy } from './evaluate-policies.ts';
 import type { PolicySource } from './policy-ports.ts';
+import type { PolicyReader, StoredPolicy } from './policy-reader.ts';
 
+/** The decision point's `PolicySource` over the policy store. */
 export function policySourceOf(repo: Pick<PoliciesRepo, 'permissions' | 'activeGuardrails'>): PolicySource {
   return {
     permissions: (apiKeyId) => repo.permissions(apiKeyId),
     activeGuardrails: (apiKeyId) => repo.activeGuardrails(apiKeyId) as readonly ActivePolicy[] as ActivePolicy[],
+  };
+}
+
+/** The usage and simulate routes' `PolicyReader` over the policy store: another key's policy reads as missing. */
+export function policyReaderOf(repo: Pick<PoliciesRepo, 'recordAt'>): PolicyReader {
+  const read = (apiKeyId: string, policyId: string, version?: number): StoredPolicy | undefined => {
+    const r = repo.recordAt(policyId, version);
+    if (!r || r.apiKeyId !== apiKeyId) return undefined;
+    return { id: r.id, status: r.status, version: r.version, createdAt: r.createdAt, document: r.document as never };
+  };
+  return {
+    policyAt: (apiKeyId, policyId) => read(apiKeyId, policyId),
+    versionOf: (apiKeyId, policyId, version) => read(apiKeyId, policyId, version),
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ok, RATE_LIMIT_HEADERS, TRANSACTION_ID_HEADER } from '../../schemas/common.ts';
 import { PAYMENT, partnerErrors, partnerPostErrors, SIGNING } from '../../schemas/errors.ts';
 import {
@@ -13,6 +13,21 @@ import {
 import { TransferResult } from '../../schemas/signature-results.ts';
 import { WalletIdParams } from '../../schemas/wallets.ts';
 import { type PaymentService, recordLocation } from '../../services/payments.ts';
+import type { PolicyContext } from '../../services/signing.ts';
+
+/** The header naming the person who initiated a request (POLICIES.md §2: named on the approval case a hold opens). */
+const INITIATOR_HEADER = 'x-initiator-user-id';
+
+/** What the signing-policy decision point reads of a request beside its body: its key, its body, its initiator. */
+export function policyContextOf(req: FastifyRequest): PolicyContext {
+  const initiator = req.headers[INITIATOR_HEADER];
+  return {
+    idempotency: req.idempotency,
+    body: req.body,
+    initiatorUserId:
+      typeof initiator === 'string' && initiator.length > 0 && initiator.length <= 256 ? initiator : null,
+  };
+}
 
 /** 409: another payment holds the wallet on the chain; 503: the chain's node or the enclave did not answer. */
 const PAYMENT_ERRORS = partnerPostErrors(...PAYMENT);
@@ -82,7 +97,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentService
     },
     async (req, reply) => {
       const result = await withTransactionId(reply, () =>
-        payments.transfer(req.principal, req.params.walletId, req.body, req.idempotency),
+        payments.transfer(req.principal, req.params.walletId, req.body, req.idempotency, policyContextOf(req)),
       );
       if (!('accepted' in result)) return result;
       // An auto-retry transfer: accepted, and carried on by the service (spec: 202 with Location).

@@ -13,7 +13,7 @@ import {
 import { WalletIdParams } from '../../schemas/wallets.ts';
 import type { PaymentService } from '../../services/payments.ts';
 import type { SigningService } from '../../services/signing.ts';
-import { withTransactionId } from './payments.ts';
+import { policyContextOf, withTransactionId } from './payments.ts';
 
 /** 403 covers invalid keys, claimed or unmigrated wallets and policy answers; 503 an unavailable enclave. */
 const SIGNING_ERRORS = partnerPostErrors(...SIGNING);
@@ -46,7 +46,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         },
       },
     },
-    async (req) => signing.signMessage(req.principal, req.params.walletId, req.body.message),
+    async (req) => signing.signMessage(req.principal, req.params.walletId, req.body.message, policyContextOf(req)),
   );
 
   app.post(
@@ -65,7 +65,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         },
       },
     },
-    async (req) => signing.signRaw(req.principal, req.params.walletId, req.body),
+    async (req) => signing.signRaw(req.principal, req.params.walletId, req.body, policyContextOf(req)),
   );
 
   app.post(
@@ -95,9 +95,21 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
     async (req, reply) =>
       req.body.broadcast === true
         ? withTransactionId(reply, () =>
-            payments.broadcastTransaction(req.principal, req.params.walletId, req.body, req.idempotency),
+            payments.broadcastTransaction(
+              req.principal,
+              req.params.walletId,
+              req.body,
+              req.idempotency,
+              policyContextOf(req),
+            ),
           )
-        : signing.signTransaction(req.principal, req.params.walletId, req.body, bodyBytes(req.headers)),
+        : signing.signTransaction(
+            req.principal,
+            req.params.walletId,
+            req.body,
+            bodyBytes(req.headers),
+            policyContextOf(req),
+          ),
   );
 
   app.post(
@@ -116,7 +128,13 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
       },
     },
     async (req) =>
-      signing.signTypedData(req.principal, req.params.walletId, req.body.typedData, bodyBytes(req.headers)),
+      signing.signTypedData(
+        req.principal,
+        req.params.walletId,
+        req.body.typedData,
+        bodyBytes(req.headers),
+        policyContextOf(req),
+      ),
   );
 
   app.post(
@@ -139,6 +157,7 @@ export const signingRoutes: FastifyPluginAsyncTypebox<{ signing: SigningService;
         },
       },
     },
-    async (req) => signing.signAuthorization(req.principal, req.params.walletId, req.body.authorization),
+    async (req) =>
+      signing.signAuthorization(req.principal, req.params.walletId, req.body.authorization, policyContextOf(req)),
   );
 };

@@ -1,0 +1,288 @@
+/**
+ * The signing-policy decision point (actors/signing/signature-policy.ts) under load. Prints figures; asserts only
+ * that no update was lost.
+ *
+ *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,http] [--seconds 10] [--connections 64]
+ *
+ * decide:  the CPU of one decision inside a write (decideWithin in a transaction, no fsync: what a signing request's
+ *          event loop pays), with 20 active policies of 10 rules each that all apply, beside permissions off.
+ * reserve: decisions on ONE wallet against a spend cap through the group-commit writer on a file database (fsync on),
+ *          as many at once as `--concurrency`: decisions per second, and the ledger's total checked against the
+ *          allowed count (a lost update would show as a difference).
+ * http:    EVM sign-message over HTTP (in-process API + enclave child, autocannon in this process) with permissions
+ *          off, then on with the 20 x 10 policies (every request decided, logged, in a write): requests per second.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import type { ActivePolicy } from '../../actors/signing/policy/evaluate-policies.ts';
+import type { HoldResolver, PolicySource } from '../../actors/signing/policy/policy-ports.ts';
+import { noStoredPolicies } from '../../actors/signing/policy/policy-reader.ts';
+import { validatePolicy } from '../../actors/signing/policy/validate-policy.ts';
+import { createSignatureGate, type SignatureRequest } from '../../actors/signing/signature-policy.ts';
+import { extractEvmTransactionFacts } from '../../chains/evm/extract-evm-transaction-facts.ts';
+import { createStore } from '../../store/index.ts';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'decide,reserve,http' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    concurrency: { type: 'string', default: '256' },
+    decisions: { type: 'string', default: '20000' },
+  },
+});
+const ONLY = new Set(values.only.split(','));
+const SECONDS = Number(values.seconds);
+
+const WALLET = 'w-bench';
+const TO = '0x1111111111111111111111111111111111111111';
+const address = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
+
+/** 20 EVM policies of 10 rules each, none of which denies the benchmark's requests, all of which apply to them. */
+function policies(): ActivePolicy[] {
+  const out: ActivePolicy[] = [];
+  for (let p = 0; p < 20; p++) {
+    const rules = [];
+    for (let r = 0; r < 10; r++) {
+      rules.push(
+        r === 0 && p === 0
+          ? {
+              id: 'cap',
+              effect: 'deny',
+              // Not 'all': a spend leaf on a message is indeterminate, which a deny rule counts as true.
+              actions: ['sign_transaction', 'transfer'],
+              conditions: [{ spend: { asset: 'native', window: '24h' }, op: 'gt', value: (10n ** 30n).toString() }],
+            }
+          : r % 2 === 0
+            ? {
+                id: `block-${r}`,
+                effect: 'deny',
+                actions: ['all'],
+                conditions: [{ fact: 'wallet.id', op: 'in', value: [`other-${p}-${r}-a`, `other-${p}-${r}-b`] }],
+              }
+            : {
+                id: `big-${r}`,
+                effect: 'require_approval',
+                actions: ['sign_transaction', 'transfer'],
+                conditions: [{ fact: 'to', op: 'in', value: [address(p * 100 + r), address(p * 100 + r + 1)] }],
+              },
+      );
+    }
+    const checked = validatePolicy({ name: `p${p}`, layer: 'guardrail', scope: { walletType: 'EVM' }, rules });
+    if (!checked.valid) throw new Error(JSON.stringify(checked.errors));
+    out.push({ id: `p${p}`, version: 1, createdAt: p, document: checked.policy });
+  }
+  return out;
+}
+
+function source(active: ActivePolicy[], enabled: { on: boolean }): PolicySource {
+  return {
+    permissions: () => ({ enabled: enabled.on, approvals: false }),
+    activeGuardrails: () => active,
+  };
+}
+
+const noHolds: HoldResolver = {
+  checkReference: () => undefined,
+  resolve: () => {
+    throw new Error('the benchmark policies never hold');
+  },
+};
+
+const principal = { keyId: 'key-bench', projectId: 'p-bench', environment: 'development' as const };
+let seq = 0;
+function request(value: bigint): SignatureRequest {
+  const hash = `h${++seq}`;
+  return {
+    principal,
+    wallet: { id: WALLET, type: 'EVM', projectId: 'p-bench' },
+    operation: 'sign-transaction',
+    rawSignature: false,
+    chainId: '1',
+    facts: () => extractEvmTransactionFacts({ chainId: 1, to: TO, value }),
+    reference: { idempotencyKey: null, route: 'sign-transaction', bodyHash: () => hash },
+  };
+}
+
+function tempDb(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-policy-bench-')), 'service.db');
+}
+
+const [load1] = os.loadavg();
+console.log(`node ${process.version}, ${os.cpus().length} cores, load average ${load1!.toFixed(2)} (1 min)`);
+
+if (ONLY.has('decide')) {
+  const store = createStore(tempDb());
+  const enabled = { on: true };
+  const gate = createSignatureGate({
+    policies: source(policies(), enabled),
+    holds: noHolds,
+    spend: store.spend,
+    decisions: store.policyDecisions,
+    writer: store.writer,
+  });
+  const begin = store.sqlite.prepare('BEGIN IMMEDIATE');
+  const commit = store.sqlite.prepare('COMMIT');
+  const N = 20_000;
+  const time = (label: string, fn: () => void) => {
+    for (let i = 0; i < 2000; i++) fn();
+    const t = new Float64Array(N);
+    for (let i = 0; i < N; i++) {
+      const t0 = process.hrtime.bigint();
+      fn();
+      t[i] = Number(process.hrtime.bigint() - t0);
+    }
+    t.sort();
+    console.log(
+      `${label.padEnd(70)} p50 ${(t[N >> 1]! / 1000).toFixed(1).padStart(7)} µs  p99 ${(t[Math.floor(N * 0.99)]! / 1000).toFixed(1).padStart(7)} µs`,
+    );
+  };
+  time('empty transaction (BEGIN IMMEDIATE; COMMIT), no fsync', () => {
+    begin.run();
+    commit.run();
+  });
+  enabled.on = false;
+  time('permissions off: decideWithin in a transaction', () => {
+    begin.run();
+    gate.decideWithin(request(1n));
+    commit.run();
+  });
+  enabled.on = true;
+  time('permissions on, 20 policies x 10 rules: decideWithin in a transaction', () => {
+    begin.run();
+    gate.decideWithin(request(1n));
+    commit.run();
+  });
+  store.close();
+}
+
+if (ONLY.has('reserve')) {
+  const store = createStore(tempDb());
+  const gate = createSignatureGate({
+    policies: source(
+      (() => {
+        const checked = validatePolicy({
+          name: 'cap',
+          layer: 'guardrail',
+          scope: { walletType: 'EVM', networks: ['eip155:1'] },
+          rules: [
+            {
+              id: 'cap',
+              effect: 'deny',
+              actions: ['sign_transaction'],
+              conditions: [{ spend: { asset: 'native', window: '24h' }, op: 'gt', value: '15000' }],
+            },
+          ],
+        });
+        if (!checked.valid) throw new Error('cap');
+        return [{ id: 'cap', version: 1, createdAt: 0, document: checked.policy }];
+      })(),
+      { on: true },
+    ),
+    holds: noHolds,
+    spend: store.spend,
+    decisions: store.policyDecisions,
+    writer: store.writer,
+  });
+  const total = Number(values.decisions);
+  const concurrency = Number(values.concurrency);
+  let allowed = 0;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next += 1;
+        const d = await gate.decide(request(1n));
+        if (d.effect === 'allow') allowed += 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const day = 86_400_000;
+  const counted = store.spend.windowTotal(
+    {
+      apiKeyId: principal.keyId,
+      walletId: WALLET,
+      network: 'eip155:1',
+      asset: 'native',
+      windowMs: day,
+      windowStart: Math.floor(Date.now() / day) * day,
+    },
+    { materialize: false },
+  );
+  console.log(
+    `reserve: ${total} decisions on one wallet, ${concurrency} at once, cap 15000 x 1 wei: ${(total / seconds).toFixed(0)} decisions/s; allowed ${allowed}, ledger ${counted}${BigInt(allowed) === counted && allowed === Math.min(total, 15000) ? ' (no lost update)' : ' LOST UPDATE'}`,
+  );
+  store.close();
+  if (BigInt(allowed) !== counted) process.exitCode = 1;
+}
+
+if (ONLY.has('http')) {
+  const { startTestService } = await import('../helpers/service.ts');
+  const enabled = { on: false };
+  const active = policies();
+  const svc = await startTestService(
+    {},
+    { api: { policies: { source: source(active, enabled), holds: noHolds, reader: noStoredPolicies } } },
+  );
+  try {
+    const partner = await svc.newPartner();
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const r = await svc.v1(partner.secret, 'POST', '/wallets', {
+        type: 'EVM',
+        userIdentifier: `bench-${i}@example.com`,
+        userIdentifierType: 'EMAIL',
+      });
+      ids.push(r.body.id as string);
+    }
+    const run = async (label: string) => {
+      let k = 0;
+      const cpu0 = process.cpuUsage();
+      const r = await autocannon({
+        url: svc.url,
+        connections: Number(values.connections),
+        duration: SECONDS,
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'x-api-key': partner.secret, 'content-type': 'application/json' },
+            body: JSON.stringify({ message: 'benchmark message: sign me' }),
+            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[k++ % ids.length]}/sign-message` }),
+          },
+        ],
+      });
+      const bad = r.non2xx;
+      const cpu = process.cpuUsage(cpu0);
+      // This process's CPU per request: the API and autocannon (the enclave child signs apart), steadier than req/s
+      // on a shared machine.
+      const perRequest = (cpu.user + cpu.system) / r.requests.total;
+      console.log(
+        `${label.padEnd(60)} ${(r.requests.total / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  ${perRequest.toFixed(0)} µs CPU/req (API + load)  non-2xx ${bad}`,
+      );
+      return r.requests.total / SECONDS;
+    };
+    // A warm-up, then off / on / off / on: the machine is shared, so the two are measured in turn.
+    await run('warm-up (permissions off)');
+    const off1 = await run('EVM sign-message, permissions off');
+    const keep = active.length;
+    active.length = 0;
+    enabled.on = true;
+    await run('EVM sign-message, permissions on, no policy (logged)');
+    active.push(...policies().slice(0, keep));
+    enabled.on = false;
+    enabled.on = true;
+    const on1 = await run('EVM sign-message, permissions on (20 x 10, logged)');
+    enabled.on = false;
+    const off2 = await run('EVM sign-message, permissions off');
+    enabled.on = true;
+    const on2 = await run('EVM sign-message, permissions on (20 x 10, logged)');
+    console.log(`on / off: ${(((on1 + on2) / (off1 + off2)) * 100).toFixed(1)}%`);
+  } finally {
+    await svc.stop();
+  }
+}
