@@ -2553,6 +2553,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              */
             403: {
                 headers: {
@@ -2564,7 +2565,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN";
                     };
                 };
             };
@@ -2590,6 +2591,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              */
             409: {
                 headers: {
@@ -2601,7 +2603,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT";
                     };
                 };
             };
@@ -2815,6 +2817,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              */
             403: {
                 headers: {
@@ -2826,7 +2829,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN";
                     };
                 };
             };
@@ -2852,6 +2855,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              */
             409: {
                 headers: {
@@ -2863,7 +2867,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT";
                     };
                 };
             };
@@ -3130,6 +3134,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -3142,7 +3147,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN" | "CHAIN_NOT_ALLOWED";
                     };
                 };
             };
@@ -3168,6 +3173,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
              */
             409: {
@@ -3180,7 +3186,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "WALLET_TRANSACTION_UNRESOLVED";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT" | "WALLET_TRANSACTION_UNRESOLVED";
                     };
                 };
             };
@@ -3405,6 +3411,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              */
             403: {
                 headers: {
@@ -3416,7 +3423,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN";
                     };
                 };
             };
@@ -3442,6 +3449,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              */
             409: {
                 headers: {
@@ -3453,7 +3461,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT";
                     };
                 };
             };
@@ -3667,6 +3675,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              */
             403: {
                 headers: {
@@ -3678,7 +3687,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN";
                     };
                 };
             };
@@ -3704,6 +3713,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              */
             409: {
                 headers: {
@@ -3715,7 +3725,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT";
                     };
                 };
             };
@@ -4007,6 +4017,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -4019,7 +4030,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN" | "CHAIN_NOT_ALLOWED";
                     };
                 };
             };
@@ -4045,6 +4056,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
              */
             409: {
@@ -4057,7 +4069,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "WALLET_TRANSACTION_UNRESOLVED";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT" | "WALLET_TRANSACTION_UNRESOLVED";
                     };
                 };
             };
@@ -4329,6 +4341,7 @@ export interface operations {
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
              *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
              *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
+             *     - `FORBIDDEN`: A signing policy requires an approval and the wallet is bound to no authorization scope. Adds: policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -4341,7 +4354,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "CHAIN_NOT_ALLOWED";
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED" | "POLICY_DENIED" | "POLICY_REVIEW_REQUIRED" | "FORBIDDEN" | "CHAIN_NOT_ALLOWED";
                     };
                 };
             };
@@ -4367,6 +4380,7 @@ export interface operations {
              * @description Error envelope `{code, message, requestId, …}`. Codes:
              *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
              *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `CONFLICT`: The Idempotency-Key (or, without one, the identical request) is already bound to an approval case or review of another body: send a new key for a new transaction.
              */
             409: {
                 headers: {
@@ -4378,7 +4392,7 @@ export interface operations {
                          * @description The codes this response can carry (the error catalogue, for this route and status).
                          * @enum {string}
                          */
-                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "CONFLICT";
                     };
                 };
             };

@@ -73,6 +73,8 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/share-migration.spec.ts',
     'test/signing.spec.ts',
     'test/wallets.spec.ts',
+    'test/readme-policies.spec.ts',
+    'test/policy-decisions.spec.ts',
   ],
   'e2e-enclave': [
     'test/backup.spec.ts',
