@@ -271,6 +271,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/permissions-v2/wallets/{walletId}/policies/{policyId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A policy's spend meters on a wallet
+         * @description Each spend condition of the policy as a meter: what its current window has counted for the wallet on the network (every signature allowed with permissions on, counted once, released when no usable signature exists), its limit, and when the window resets (windows are aligned to the Unix epoch: a 24h window resets at 00:00 UTC).
+         */
+        get: operations["getWalletPolicyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/users/{userId}/policies/{policyId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A policy's spend meters on a wallet claimed by a user
+         * @description As the wallet route, for `walletId`, a wallet claimed into `userId` (any other is a 404).
+         */
+        get: operations["getUserPolicyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/permissions-v2/policies/{id}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Shadow mode: what a policy would have done to logged requests
+         * @description Replays the requests this key had decided in [from, to) with permissions on, in the order they were decided, against the policy as it stands now (a draft, or the next version of an active policy) beside the versions of the other policies that were active then, with spend windows recomputed (the ledger before the span, then the simulated outcomes). Nothing is written. Decisions that reserved nothing (messages, denials) reach the log within 50 ms of their answer.
+         */
+        post: operations["simulatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "wallet.created": {
@@ -902,6 +962,66 @@ export interface components {
             accountCreationRent: string;
             /** @description baseFee + priorityFee, lamports. */
             totalFee: string;
+        };
+        PolicyUsage: {
+            /** @description One meter per spend condition of the policy, in rule order. */
+            meters: {
+                /** @description The rule whose spend condition this meter shows. */
+                ruleId: string;
+                /** @description `native`, or the asset as the condition names it. */
+                asset: string;
+                /** @description The window, e.g. `24h` (aligned to the Unix epoch). */
+                window: string;
+                /** @description The condition's value, in base units. */
+                limit: string;
+                /** @description What the current window has counted for this wallet, network and asset, in base units. */
+                used: string;
+                /**
+                 * Format: date-time
+                 * @description When the current window ends.
+                 */
+                resetsAt: string;
+            }[];
+        };
+        PolicySimulation: {
+            /** @description Logged requests replayed. */
+            evaluated: number;
+            /** @description Of those, how many would be denied. */
+            wouldDeny: number;
+            /** @description How many would need an approval or a review. */
+            wouldRequireApproval: number;
+            /** @description How many would get another outcome than they got. */
+            changed: number;
+            /** @description The span held more logged requests than one simulation replays (10,000). */
+            truncated: boolean;
+            /** @description The requests the simulated policies refuse or decide otherwise, in order (at most 1,000). */
+            items: {
+                decisionId: number;
+                /** Format: date-time */
+                decidedAt: string;
+                walletId: string;
+                action: string;
+                actual: {
+                    /** @description `allow`, `deny`, `hold` (an approval or review), `forbidden`. */
+                    effect: string;
+                    /** @description A denial reason (`denied-by-rule`, `outside-boundary`, ...). */
+                    reason?: string;
+                    policyId?: string;
+                    ruleId?: string;
+                    /** @description fact-unavailable: the fact the request lacked. */
+                    fact?: string;
+                };
+                simulated: {
+                    /** @description `allow`, `deny`, `hold` (an approval or review), `forbidden`. */
+                    effect: string;
+                    /** @description A denial reason (`denied-by-rule`, `outside-boundary`, ...). */
+                    reason?: string;
+                    policyId?: string;
+                    ruleId?: string;
+                    /** @description fact-unavailable: the fact the request lacked. */
+                    fact?: string;
+                };
+            }[];
         };
         FeeEstimate: components["schemas"]["EvmFeeEstimate"] | components["schemas"]["SolanaFeeEstimate"];
         TransactionRecord: {
@@ -2005,8 +2125,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              */
             403: {
                 headers: {
@@ -2267,8 +2387,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              */
             403: {
                 headers: {
@@ -2582,8 +2702,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -2857,8 +2977,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              */
             403: {
                 headers: {
@@ -3119,8 +3239,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              */
             403: {
                 headers: {
@@ -3459,8 +3579,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -3781,8 +3901,8 @@ export interface operations {
              *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
              *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
              *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
-             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy.
-             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for review.
+             *     - `POLICY_DENIED`: A signing policy denied the request: nothing was signed. Adds: deniedBy, policyId, ruleId, caseId, reviewId.
+             *     - `POLICY_REVIEW_REQUIRED`: A signing policy holds the request for an approval (a case) or a review: nothing was signed. Adds: caseId, reviewId, status, expiresAt, policyId, ruleId.
              *     - `CHAIN_NOT_ALLOWED`: The chain is not open to this key's environment.
              */
             403: {
@@ -4855,6 +4975,714 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "ENCLAVE_UNAVAILABLE" | "ENCLAVE_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getWalletPolicyUsage: {
+        parameters: {
+            query?: {
+                /** @description The network the meters count on, in selector syntax (`eip155:1`, `solana:mainnet`, ...); optional when the policy's scope names exactly one. */
+                network?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The wallet. */
+                walletId: string;
+                /** @description The policy. */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The meters. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyUsage"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             *     - `POLICY_NOT_FOUND`: No such policy for the calling key (another key's is the same 404).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND" | "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getUserPolicyUsage: {
+        parameters: {
+            query: {
+                /** @description A wallet claimed by the user. */
+                walletId: string;
+                /** @description The network the meters count on, in selector syntax (`eip155:1`, `solana:mainnet`, ...); optional when the policy's scope names exactly one. */
+                network?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The user the wallet was claimed into. */
+                userId: string;
+                /** @description The policy. */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The meters. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyUsage"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             *     - `POLICY_NOT_FOUND`: No such policy for the calling key (another key's is the same 404).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND" | "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    simulatePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The policy. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Start of the span of logged requests (inclusive).
+                     */
+                    from: string;
+                    /**
+                     * Format: date-time
+                     * @description End of the span (exclusive); at most 31 days after from.
+                     */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What the policy would have denied or held. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicySimulation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `POLICY_NOT_FOUND`: No such policy for the calling key (another key's is the same 404).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "POLICY_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
                     };
                 };
             };
