@@ -75,6 +75,7 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/wallets.spec.ts',
     'test/readme-policies.spec.ts',
     'test/policy-decisions.spec.ts',
+    'test/policy-holds.spec.ts',
   ],
   'e2e-enclave': [
     'test/backup.spec.ts',
