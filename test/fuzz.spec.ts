@@ -66,6 +66,59 @@ before(async () => {
   assert.equal((await svc.admin('POST', `/wallets/${claimed.id}/claim`, {})).status, 200);
   const foreignWallet = await create(foreign.secret, 'EVM', 'fuzz-foreign');
 
+  // Signing policies on for the fuzzed key, one active policy per wallet type with every kind of rule: its fuzzed
+  // signing requests pass the whole decision point (facts read from hostile bodies, spend windows, reviews), not only
+  // its off switch. The fuzzed policy routes may rewrite or remove them meanwhile, as a partner could.
+  const on = await svc.admin('PUT', `/api-keys/${partner.keyId}/permissions`, { enabled: true, approvals: true });
+  assert.equal(on.status, 200, JSON.stringify(on.body));
+  const moving: Record<WalletType, string[]> = {
+    EVM: ['transfer', 'sign_transaction'],
+    SOLANA: ['transfer', 'sign_transaction'],
+    STELLAR: ['sign_transaction'],
+    SUI: ['sign_transaction'],
+    COSMOS: [],
+  };
+  for (const type of WALLET_TYPES) {
+    const actions = moving[type];
+    const policy = {
+      name: `fuzz-${type}`,
+      layer: 'guardrail',
+      scope: { walletType: type },
+      rules: [
+        {
+          id: 'raw',
+          effect: 'allow',
+          actions: ['raw_signature'],
+          conditions: [{ fact: 'wallet.type', op: 'eq', value: type }],
+        },
+        {
+          id: 'cap',
+          effect: 'deny',
+          actions,
+          conditions: [{ spend: { asset: 'native', window: '1h' }, op: 'gt', value: '1000000000000000000000000' }],
+        },
+        {
+          id: 'big',
+          effect: 'require_approval',
+          actions,
+          conditions: [{ fact: 'value', op: 'gte', value: '500000000000000000000000' }],
+        },
+        {
+          id: 'nowhere',
+          effect: 'deny',
+          actions: ['all'],
+          conditions: [{ fact: 'wallet.id', op: 'in', value: ['no-such-wallet'] }],
+        },
+      ].filter((rule) => rule.actions.length > 0),
+    };
+    const created = await svc.v1(partner.secret, 'POST', '/permissions-v2/policies', { policy });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const active = await svc.v1(partner.secret, 'POST', `/permissions-v2/policies/${created.body.id}/activate`, {
+      expectedRevision: created.body.revision,
+    });
+    assert.equal(active.status, 200, JSON.stringify(active.body));
+  }
+
   const key = await svc.v1(partner.secret, 'GET', '/enclave/public-key');
   assert.equal(key.status, 200);
   const seeds = await buildFuzzSeeds(
