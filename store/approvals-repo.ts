@@ -4,11 +4,14 @@ import {
   APPROVED_REVIEW_VALIDITY_MS,
   type ApprovalCaseStatus,
   type ApprovalDecision,
+  type ApprovalStage,
   type CaseStageStatus,
   DECISION_NOT_ALLOWED_MESSAGE,
   DEFAULT_APPROVAL_CASE_TTL_MS,
   DEFAULT_REVIEW_TTL_MS,
   type DecisionRefusal,
+  type HoldOutcome,
+  type HoldRequest,
   type ReviewStatus,
   type StoredCaseStatus,
   type StoredReviewStatus,
@@ -27,36 +30,14 @@ export const DEFAULT_APPROVAL_LIFETIMES: ApprovalLifetimes = {
 };
 
 /** An approval stage as a rule's `approval` block names it. */
-export interface StageSpec {
-  role: string;
-  threshold: number;
-}
+/** A stage of an approval rule (the domain's ApprovalStage). */
+export type StageSpec = ApprovalStage;
 
-/**
- * A held request, as the decision point hands it over: structurally the `HoldRequest` of
- * actors/signing/policy/policy-ports.ts (the store imports nothing of actors/).
- */
-export interface HeldRequest {
-  apiKeyId: string;
-  projectId: string;
-  walletId: string;
-  reference: string;
-  bodyHash: string;
-  policyId: string;
-  policyVersion: number;
-  ruleId: string;
-  approval?: { stages: StageSpec[] };
-  initiatorUserId: string | null;
-  /** ms since the epoch. */
-  at: number;
-}
+/** A held request, as the decision point hands it over. */
+export type HeldRequest = HoldRequest;
 
-/** Where a held request stands: structurally the `HoldOutcome` of policy-ports.ts. */
-export type HeldOutcome =
-  | { kind: 'proceed'; caseId?: string; reviewId?: string }
-  | { kind: 'rejected'; caseId?: string; reviewId?: string }
-  | { kind: 'required'; caseId?: string; reviewId?: string; status: string; expiresAt: string }
-  | { kind: 'forbidden' };
+/** Where a held request stands. */
+export type HeldOutcome = HoldOutcome;
 
 export interface UserRow {
   id: string;

@@ -74,3 +74,43 @@ export type DecisionRefusal = (typeof DECISION_REFUSALS)[number];
 
 /** The message of every refused decision (spec: errors). */
 export const DECISION_NOT_ALLOWED_MESSAGE = 'approval decision is not allowed';
+
+/** One stage of an approval rule: `threshold` holders of `role` approve. */
+export interface ApprovalStage {
+  role: string;
+  threshold: number;
+}
+
+/**
+ * A request a require_approval rule holds (POLICIES.md §2 step 7), as the decision point hands it to the approvals
+ * store: here so that both sides (actors/signing/, store/) share one definition.
+ */
+export interface HoldRequest {
+  apiKeyId: string;
+  projectId: string;
+  walletId: string;
+  /** The request's reference: `key:<Idempotency-Key>` when sent, else `body:<walletId>:<route>:<sha256>`. */
+  reference: string;
+  /** SHA-256 (hex) of the canonical request body. */
+  bodyHash: string;
+  policyId: string;
+  policyVersion: number;
+  ruleId: string;
+  /** Present: the hold is an approval case; absent: a review. */
+  approval?: { stages: ApprovalStage[] };
+  /** `X-Initiator-User-Id`, when sent. */
+  initiatorUserId: string | null;
+  /** ms since the epoch. */
+  at: number;
+}
+
+/** Where a held request stands. */
+export type HoldOutcome =
+  /** A completed unused case or an approved review, now marked used or consumed in the same transaction. */
+  | { kind: 'proceed'; caseId?: string; reviewId?: string }
+  /** A rejected case or review: 403 POLICY_DENIED, reason `review-rejected`. */
+  | { kind: 'rejected'; caseId?: string; reviewId?: string }
+  /** 403 POLICY_REVIEW_REQUIRED with the case or review (opened now, or the reference's own). */
+  | { kind: 'required'; caseId?: string; reviewId?: string; status: string; expiresAt: string }
+  /** An approval rule on a wallet bound to no authorization scope: 403 FORBIDDEN. */
+  | { kind: 'forbidden' };
