@@ -86,6 +86,7 @@ export const SPEC_GROUPS: Record<string, string[]> = {
   'e2e-transfers': [
     'test/idempotency.spec.ts',
     'test/transfers-evm-faults.spec.ts',
+    'test/policy-transfers.spec.ts',
     'test/transfers-evm.spec.ts',
     'test/transfers-restart.spec.ts',
   ],
