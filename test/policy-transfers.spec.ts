@@ -11,7 +11,14 @@ import { after, before, test } from 'node:test';
 import { encodeFunctionData, recoverTransactionAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
-import { type ContractArtifact, deployContract, mine, rpc, setBalance } from '../fixtures/evm-helpers.ts';
+import {
+  type ContractArtifact,
+  deployContract,
+  mine,
+  rpc,
+  sendRawTransaction,
+  setBalance,
+} from '../fixtures/evm-helpers.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 const TestToken = JSON.parse(
@@ -119,6 +126,29 @@ test('twenty parallel sign-only transfers against a cap that allows ten: exactly
   }
   const [meter] = await usage();
   assert.equal(meter!.used, '10000', 'ten values counted; the gas each one may pay never is');
+});
+
+test('the same sign-only transfer body sent again after its first signature landed is a new signature: it counts again', async () => {
+  const { wallet, transfer, usage } = await setUp('resend-cap', [capRule('native', 1000n)]);
+  const body = { to: RECIPIENT, value: '1000', broadcast: false };
+  const first = await transfer(body);
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  const again = await transfer(body);
+  assert.equal(again.status, 200, 'the same body, the same nonce: the same signature, counted once');
+  assert.equal(again.body.signedTransaction, first.body.signedTransaction);
+  // The partner broadcasts the first signature itself; the wallet's next nonce is now 1.
+  await sendRawTransaction(anvil.rpcUrl, first.body.signedTransaction);
+  await mine(anvil.rpcUrl, 1);
+  const afterLanding = await transfer(body);
+  assert.equal(afterLanding.status, 403, `a second 1000 wei would pass the cap: ${JSON.stringify(afterLanding.body)}`);
+  assert.equal(afterLanding.body.code, 'POLICY_DENIED');
+  const [meter] = await usage();
+  assert.equal(meter!.used, '1000');
+  assert.equal(
+    BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'latest'])),
+    1n,
+    'one transfer moved',
+  );
 });
 
 test('a broadcast over the daily cap is refused at admission: no record, no hold, nothing sent; the wallet pays again under it', async () => {

@@ -72,9 +72,17 @@ export interface SignatureRequest {
   reference?: RequestReference;
   /**
    * What the spend ledger counts this signature under: a payment's transaction id (its replacements are the same
-   * payment), else the request's reference (a replay of the same body is the same signature).
+   * payment), else the request's reference (a replay of the same body is the same signature), joined with
+   * `signatureIdentity` when there is one.
    */
   spendRef?: string;
+  /**
+   * What the service chose that tells two signatures of the same body apart on chain, when it chose something: the
+   * EVM nonce it filled in (two signatures of one nonce can never both execute), the blockhash of a Solana transfer it
+   * built (two blockhashes can). The same body with another identity is another signature and counts again; without
+   * it, a sign-only transfer sent twice would be counted once and could move twice.
+   */
+  signatureIdentity?: string;
   /** `X-Initiator-User-Id`, when sent: named on the case a hold opens. */
   initiatorUserId?: string | null;
   /**
@@ -306,7 +314,9 @@ export function createSignatureGate(deps: {
       chain,
       at,
     };
-    const spendRef = request.spendRef ?? reference;
+    const spendRef =
+      request.spendRef ??
+      (request.signatureIdentity === undefined ? reference : `${reference}#${request.signatureIdentity}`);
     const network = spendNetwork(chain);
     const moved = network === null ? [] : movedAmounts(chain, wallet.type === 'EVM');
     // What this signature already counts (a replay, a replacement): not counted again in the windows it fell in.

@@ -375,7 +375,10 @@ export function createPaymentService(deps: {
         // payment holds it.
         const nonce = asked ?? pendingNonce;
         if (nonce !== null) refuseHeldNonce(store.transactions, wallet.id, chain.key, nonce);
-        await signing.authorize(principal, wallet, 'transfer', chainRef, facts, ctx);
+        // The ledger counts this signature once per nonce (EVM) or blockhash (Solana): the same body signed again
+        // with a newer one is another transaction that can move the value again.
+        const identity = unsigned.family === 'SOLANA' ? `blockhash:${unsigned.blockhash}` : `nonce:${nonce}`;
+        await signing.authorize(principal, wallet, 'transfer', chainRef, facts, ctx, identity);
         const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, nonce));
         return { signedTransaction: signed.signedTransaction };
       }

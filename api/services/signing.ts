@@ -194,6 +194,7 @@ export function createSigningService(deps: {
     chainId: string | null,
     facts: (() => ChainFacts) | undefined,
     ctx: PolicyContext,
+    signatureIdentity?: string,
   ): Promise<void> {
     const rawSignature = isRawSignature(operation, wallet.type);
     enforceDecision(
@@ -205,6 +206,7 @@ export function createSigningService(deps: {
         chainId,
         ...(facts ? { facts } : {}),
         ...referenceFields(operation, ctx),
+        ...(signatureIdentity === undefined ? {} : { signatureIdentity }),
       }),
     );
   }
@@ -319,7 +321,15 @@ export function createSigningService(deps: {
       if (prepared.nonce !== undefined && prepared.chainId !== null && isPaymentFamily(wallet.type)) {
         refuseHeldNonce(store.transactions, wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
       }
-      await authorize(principal, wallet, 'sign-transaction', prepared.chainId, prepared.facts, ctx);
+      await authorize(
+        principal,
+        wallet,
+        'sign-transaction',
+        prepared.chainId,
+        prepared.facts,
+        ctx,
+        prepared.nonce === undefined ? undefined : `nonce:${prepared.nonce}`,
+      );
       const signed = await prepared.sign(signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, prepared.chainId);
       return signed;
