@@ -207,7 +207,7 @@ function setup(
     paymentActors,
     signing: {
       paymentWallet: () => store.wallets.getAny('w1')! as ReturnType<typeof store.wallets.getAny> & { type: 'EVM' },
-      authorize: async () => undefined,
+      signAuthorized: async (...args) => args[6](),
       policy: allowAllSignatures,
     },
     signer: {

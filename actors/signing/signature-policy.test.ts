@@ -327,6 +327,112 @@ describe('the spend ledger', () => {
   });
 });
 
+describe('a sign-only signature that fails', () => {
+  /** A signature the test finishes: `resolve` it (made) or `reject` it (the enclave failed). */
+  function pendingSignature() {
+    let resolve!: (v: string) => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<string>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    let started!: () => void;
+    const began = new Promise<void>((r) => {
+      started = r;
+    });
+    return {
+      sign: () => {
+        started();
+        return promise;
+      },
+      began,
+      resolve: () => resolve('0xsig'),
+      reject: () => reject(new Error('the enclave failed')),
+    };
+  }
+  const enclaveFails = () => Promise.reject(new Error('the enclave failed'));
+
+  test('releases what it counted: the cap is whole again, and the same request counts again when resent', async () => {
+    capPolicy('native', 3n * ETH);
+    const same = fresh();
+    await assert.rejects(gate.signIfAllowed(req(native(2n * ETH), same), enclaveFails), /the enclave failed/);
+    assert.equal(used('native'), 0n, 'no usable signature exists: released');
+    // Without the release, 2 of the 3 would stay counted and this 3 would be refused.
+    assert.equal(await gate.signIfAllowed(req(native(3n * ETH), fresh()), async () => 'ok'), 'ok');
+    assert.equal(used('native'), 3n * ETH);
+    await assert.rejects(
+      gate.signIfAllowed(req(native(2n * ETH), same), async () => 'never'),
+      (e: { code?: string }) => e.code === 'POLICY_DENIED',
+      'resent, the failed request counts again, over the cap',
+    );
+  });
+
+  test('a refusal throws its 403 and never signs', async () => {
+    capPolicy('native', ETH);
+    let signed = false;
+    await assert.rejects(
+      gate.signIfAllowed(req(native(2n * ETH), fresh()), async () => {
+        signed = true;
+        return 'x';
+      }),
+      (e: { code?: string }) => e.code === 'POLICY_DENIED',
+    );
+    assert.equal(signed, false);
+  });
+
+  test('keeps the amount when the same request was signed before it', async () => {
+    capPolicy('native', 3n * ETH);
+    const same = fresh();
+    assert.equal(await gate.signIfAllowed(req(native(2n * ETH), same), async () => 'first'), 'first');
+    await assert.rejects(gate.signIfAllowed(req(native(2n * ETH), same), enclaveFails));
+    assert.equal(used('native'), 2n * ETH, 'the first signature exists and can move the value: still counted');
+  });
+
+  test('keeps the amount when an identical request in flight beside it signs', async () => {
+    capPolicy('native', 3n * ETH);
+    const same = fresh();
+    const a = pendingSignature();
+    const b = pendingSignature();
+    const first = gate.signIfAllowed(req(native(2n * ETH), same), a.sign);
+    await a.began;
+    const second = gate.signIfAllowed(req(native(2n * ETH), same), b.sign);
+    await b.began;
+    assert.equal(used('native'), 2n * ETH, 'counted once for the two');
+    // The one that counted fails while the other is still signing; the other then signs.
+    a.reject();
+    await assert.rejects(first);
+    assert.equal(used('native'), 2n * ETH, 'the other is still signing: not released');
+    b.resolve();
+    assert.equal(await second, '0xsig');
+    assert.equal(used('native'), 2n * ETH);
+  });
+
+  test('released by the last of identical requests when none of them signed', async () => {
+    capPolicy('native', 3n * ETH);
+    const same = fresh();
+    const a = pendingSignature();
+    const b = pendingSignature();
+    const first = gate.signIfAllowed(req(native(2n * ETH), same), a.sign);
+    await a.began;
+    const second = gate.signIfAllowed(req(native(2n * ETH), same), b.sign);
+    await b.began;
+    b.reject();
+    await assert.rejects(second);
+    assert.equal(used('native'), 2n * ETH, 'the first is still signing');
+    a.reject();
+    await assert.rejects(first);
+    assert.equal(used('native'), 0n, 'neither signed: released');
+  });
+
+  test('with permissions off it signs and writes nothing', async () => {
+    policies.switch = { enabled: false, approvals: false };
+    capPolicy('native', ETH);
+    assert.equal(await gate.signIfAllowed(req(native(5n * ETH), fresh()), async () => 'ok'), 'ok');
+    assert.equal(used('native'), 0n);
+    assert.equal(policies.reads, 0);
+  });
+});
+
 describe('holds', () => {
   beforeEach(() => {
     policies.add('approve-big', {

@@ -126,6 +126,24 @@ export interface SignaturePolicy {
    * that writes its record. Absent: the caller asks `decide` before that transaction.
    */
   decideWithin?(request: SignatureRequest): SignatureDecision;
+  /**
+   * For a signature the caller makes at once and alone delivers (the sign-only routes): decides, throws the 403 of a
+   * refusal, and runs `sign` on allow. When `sign` fails, what this request's decision reserved is released if no
+   * usable signature under its spend reference can exist (POLICIES.md §4: "released only when no usable signature
+   * exists"). Absent: `decide`, then `sign`; a failed signature keeps its amount counted.
+   */
+  signIfAllowed?<T>(request: SignatureRequest, sign: () => Promise<T>): Promise<T>;
+}
+
+/** Asks `policy` for `request` and signs with `sign` only on allow (see SignaturePolicy.signIfAllowed). */
+export async function signIfAllowed<T>(
+  policy: SignaturePolicy,
+  request: SignatureRequest,
+  sign: () => Promise<T>,
+): Promise<T> {
+  if (policy.signIfAllowed) return policy.signIfAllowed(request, sign);
+  enforceDecision(await policy.decide(request));
+  return sign();
 }
 
 const ALLOW: SignatureDecision = Object.freeze({ effect: 'allow' });
@@ -210,6 +228,12 @@ export function referenceOf(request: SignatureRequest): { reference: string; bod
 export const LOG_FLUSH_MS = 50;
 export const LOG_FLUSH_ROWS = 1000;
 
+/** What a decision reserved: the spend reference it counted under, and whether it counted anything new. */
+interface Reservation {
+  spendRef: string;
+  added: boolean;
+}
+
 /** A chain's amounts as the ledger counts them: per asset (EVM contracts lower-case), positive, known. */
 function movedAmounts(chain: ChainFacts, evm: boolean): Array<{ asset: string; amount: bigint }> {
   const byAsset = new Map<string, bigint>();
@@ -243,7 +267,7 @@ export interface LoggedRequest extends PolicyRequest {}
 export function createSignatureGate(deps: {
   policies: PolicySource;
   holds: HoldResolver;
-  spend: Pick<SpendRepo, 'entriesOf' | 'windowTotal' | 'reserve'>;
+  spend: Pick<SpendRepo, 'entriesOf' | 'windowTotal' | 'reserve' | 'release'>;
   decisions: Pick<PolicyDecisionsRepo, 'append' | 'approvedHold'>;
   writer: Pick<Writer, 'write'>;
   now?: () => number;
@@ -296,7 +320,7 @@ export function createSignatureGate(deps: {
    * another request (no reservation, no case or review): then its log row is queued to the writer; otherwise null, and
    * the caller decides again inside a write.
    */
-  function run(request: SignatureRequest, inWrite: boolean): SignatureDecision | null {
+  function run(request: SignatureRequest, inWrite: boolean, out?: Reservation): SignatureDecision | null {
     const apiKeyId = request.principal.keyId;
     const permissions = policies.permissions(apiKeyId);
     // Step 0.
@@ -317,6 +341,7 @@ export function createSignatureGate(deps: {
     const spendRef =
       request.spendRef ??
       (request.signatureIdentity === undefined ? reference : `${reference}#${request.signatureIdentity}`);
+    if (out) out.spendRef = spendRef;
     const network = spendNetwork(chain);
     const moved = network === null ? [] : movedAmounts(chain, wallet.type === 'EVM');
     // What this signature already counts (a replay, a replacement): not counted again in the windows it fell in.
@@ -375,7 +400,9 @@ export function createSignatureGate(deps: {
       else queueRow(row);
     };
     const reserve = () => {
-      if (network !== null && moved.length > 0) spend.reserve(apiKeyId, wallet.id, spendRef, network, moved, at);
+      if (network === null || moved.length === 0) return;
+      const added = spend.reserve(apiKeyId, wallet.id, spendRef, network, moved, at);
+      if (out && added.length > 0) out.added = true;
     };
     return settle(decision);
 
@@ -449,8 +476,65 @@ export function createSignatureGate(deps: {
     }
   }
 
+  /**
+   * The sign-only signatures of each spend reference being made now, in this process (the API is the one process that
+   * signs for the routes). A generation lasts while one of them is in flight: `added` when one of its decisions counted
+   * the amount (none was counted, or it had been released), `signed` when one of its signatures was made. A failed
+   * signature releases the amount only as the last of its generation, when the generation counted it and signed
+   * nothing: then no usable signature exists. An amount counted before the generation (a signature made earlier) is
+   * never released by it. A crash forgets the generations and keeps the amounts: counted, never overspent.
+   */
+  const signing = new Map<string, { calls: number; added: boolean; signed: boolean }>();
+
+  async function signIfAllowed<T>(request: SignatureRequest, sign: () => Promise<T>): Promise<T> {
+    const apiKeyId = request.principal.keyId;
+    if (!policies.permissions(apiKeyId).enabled) return sign();
+    const out: Reservation = { spendRef: '', added: false };
+    let decision = run(request, false, out);
+    if (decision !== null) {
+      // Answered without a write: nothing was reserved, nothing to release.
+      enforceDecision(decision);
+      return sign();
+    }
+    // Joined before the write that may reserve, so that a release decided meanwhile sees this call.
+    const key = `${apiKeyId}\u0000${out.spendRef}`;
+    let generation = signing.get(key);
+    if (!generation) {
+      generation = { calls: 0, added: false, signed: false };
+      signing.set(key, generation);
+    }
+    generation.calls += 1;
+    const gen = generation;
+    const leave = () => {
+      gen.calls -= 1;
+      if (gen.calls === 0) signing.delete(key);
+    };
+    let result: T;
+    try {
+      decision = await writer.write(() => run(request, true, out)!);
+      if (out.added) gen.added = true;
+      enforceDecision(decision);
+      result = await sign();
+    } catch (err) {
+      if (decision?.effect === 'allow' && gen.added && !gen.signed) {
+        // Decided inside the writer, so that no decision of the same reference interleaves with the check.
+        await writer
+          .write(() => {
+            if (gen.calls === 1 && !gen.signed) spend.release(apiKeyId, out.spendRef, now());
+          })
+          .catch((e: unknown) => report(`the spend of a failed signature (${out.spendRef}) was not released`, e))
+          .finally(leave);
+      } else leave();
+      throw err;
+    }
+    gen.signed = true;
+    leave();
+    return result;
+  }
+
   return {
     enabled: (apiKeyId) => policies.permissions(apiKeyId).enabled,
+    signIfAllowed,
     /** Writes the queued decision-log rows now (a graceful stop; tests that read the log). */
     flush,
     decide(request) {

@@ -16,7 +16,7 @@ import {
   refuseHeldNonce,
 } from '../../actors/payment/payment-definition.ts';
 import { signPaymentPayload } from '../../actors/payment/sign-payment.ts';
-import type { SignatureRequest } from '../../actors/signing/signature-policy.ts';
+import { enforceDecision, type SignatureRequest } from '../../actors/signing/signature-policy.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { parseAutoRetryTerms } from '../../chains/auto-retry-terms.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
@@ -161,7 +161,7 @@ export function createPaymentService(deps: {
   /** The payment machine's definition, as the host runs it. */
   paymentActors: PaymentDefinition;
   /** The wallet read and checked, and the policy decision point. */
-  signing: Pick<SigningService, 'paymentWallet' | 'authorize' | 'policy'>;
+  signing: Pick<SigningService, 'paymentWallet' | 'signAuthorized' | 'policy'>;
   /** Signs sign-only transfers (no record, no actor). */
   signer: Pick<WalletSigner, 'keyOf'>;
   chains: ChainRegistry;
@@ -337,14 +337,7 @@ export function createPaymentService(deps: {
       const decideWithin = policy.decideWithin.bind(policy);
       return (transactionId) => decideWithin({ ...request, spendRef: transactionId });
     }
-    await signing.authorize(
-      request.principal as Principal,
-      request.wallet as WalletRow,
-      request.operation,
-      request.chainId,
-      request.facts,
-      NO_POLICY_CONTEXT,
-    );
+    enforceDecision(await policy.decide(request));
     return undefined;
   }
 
@@ -378,8 +371,16 @@ export function createPaymentService(deps: {
         // The ledger counts this signature once per nonce (EVM) or blockhash (Solana): the same body signed again
         // with a newer one is another transaction that can move the value again.
         const identity = unsigned.family === 'SOLANA' ? `blockhash:${unsigned.blockhash}` : `nonce:${nonce}`;
-        await signing.authorize(principal, wallet, 'transfer', chainRef, facts, ctx, identity);
-        const signed = await signPaymentPayload(signer, wallet, family.transferPayload(unsigned, nonce));
+        const signed = await signing.signAuthorized(
+          principal,
+          wallet,
+          'transfer',
+          chainRef,
+          facts,
+          ctx,
+          () => signPaymentPayload(signer, wallet, family.transferPayload(unsigned, nonce)),
+          identity,
+        );
         return { signedTransaction: signed.signedTransaction };
       }
       // A nonce asked for must be the one the record would allocate anyway (field `body.nonce`).

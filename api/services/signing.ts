@@ -9,11 +9,11 @@
 
 import { refuseHeldNonce } from '../../actors/payment/payment-definition.ts';
 import {
-  enforceDecision,
   isRawSignature,
   type SignatureOperation,
   type SignaturePolicy,
   type SignatureRequest,
+  signIfAllowed,
 } from '../../actors/signing/signature-policy.ts';
 import type { WalletSigner } from '../../actors/signing/wallet-signer.ts';
 import { ChainInputError } from '../../chains/chain-input-error.ts';
@@ -185,20 +185,23 @@ export function createSigningService(deps: {
 
   /**
    * The one decision point, for a signing route's signature: `chainId` the chain the request names, `facts` what its
-   * chain folder reads of it (asked only with permissions on), `ctx` the request's key, body and initiator.
+   * chain folder reads of it (asked only with permissions on), `ctx` the request's key, body and initiator. `sign`
+   * runs only on allow; when it fails, the policy releases what the decision counted if no usable signature exists.
    */
-  async function authorize(
+  function signAuthorized<T>(
     principal: Principal,
     wallet: WalletRow,
     operation: SignatureOperation,
     chainId: string | null,
     facts: (() => ChainFacts) | undefined,
     ctx: PolicyContext,
+    sign: () => Promise<T>,
     signatureIdentity?: string,
-  ): Promise<void> {
+  ): Promise<T> {
     const rawSignature = isRawSignature(operation, wallet.type);
-    enforceDecision(
-      await policy.decide({
+    return signIfAllowed(
+      policy,
+      {
         principal,
         wallet,
         operation,
@@ -207,7 +210,8 @@ export function createSigningService(deps: {
         ...(facts ? { facts } : {}),
         ...referenceFields(operation, ctx),
         ...(signatureIdentity === undefined ? {} : { signatureIdentity }),
-      }),
+      },
+      sign,
     );
   }
 
@@ -256,8 +260,9 @@ export function createSigningService(deps: {
       checkMessage(message, 'body.message');
       // A Cosmos message may be an Amino sign doc: its MsgSend is a payment the policy can read.
       const facts = wallet.type === 'COSMOS' ? () => extractCosmosSignDocFacts(message, wallet.address!) : undefined;
-      await authorize(principal, wallet, 'sign-message', null, facts, ctx);
-      const signature = await walletFamilies[wallet.type].signMessage(message, signer.keyOf(wallet));
+      const signature = await signAuthorized(principal, wallet, 'sign-message', null, facts, ctx, () =>
+        walletFamilies[wallet.type].signMessage(message, signer.keyOf(wallet)),
+      );
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
     },
@@ -291,8 +296,9 @@ export function createSigningService(deps: {
           field: 'body.data',
         });
       }
-      await authorize(principal, wallet, 'sign-raw', null, undefined, ctx);
-      const signature = await family.signRaw(data, signer.keyOf(wallet));
+      const signature = await signAuthorized(principal, wallet, 'sign-raw', null, undefined, ctx, () =>
+        family.signRaw(data, signer.keyOf(wallet)),
+      );
       await recordTransactionSigned(principal, wallet, null);
       return { signature };
     },
@@ -321,16 +327,16 @@ export function createSigningService(deps: {
       if (prepared.nonce !== undefined && prepared.chainId !== null && isPaymentFamily(wallet.type)) {
         refuseHeldNonce(store.transactions, wallet.id, chainKey(wallet.type, prepared.chainId), prepared.nonce);
       }
-      await authorize(
+      const signed = await signAuthorized(
         principal,
         wallet,
         'sign-transaction',
         prepared.chainId,
         prepared.facts,
         ctx,
+        () => prepared.sign(signer.keyOf(wallet)),
         prepared.nonce === undefined ? undefined : `nonce:${prepared.nonce}`,
       );
-      const signed = await prepared.sign(signer.keyOf(wallet));
       await recordTransactionSigned(principal, wallet, prepared.chainId);
       return signed;
     },
@@ -349,8 +355,15 @@ export function createSigningService(deps: {
       );
       const chainId = (typedData as { domain?: { chainId?: unknown } }).domain?.chainId;
       const domainChainId = chainId === undefined ? null : String(chainId);
-      await authorize(principal, wallet, 'sign-typed-data', domainChainId, () => extractTypedDataFacts(typedData), ctx);
-      const signature = encodeEvmSignature(await signer.keyOf(wallet).signSecp256k1(digest));
+      const signature = await signAuthorized(
+        principal,
+        wallet,
+        'sign-typed-data',
+        domainChainId,
+        () => extractTypedDataFacts(typedData),
+        ctx,
+        async () => encodeEvmSignature(await signer.keyOf(wallet).signSecp256k1(digest)),
+      );
       await recordTransactionSigned(principal, wallet, domainChainId);
       return { signature };
     },
@@ -364,15 +377,15 @@ export function createSigningService(deps: {
     ): Promise<SignedAuthorization> {
       const wallet = signableWallet(principal.projectId, walletId, 'sign-authorization');
       const prepared = chainInput('body.authorization', () => prepareEvmAuthorization(authorization));
-      await authorize(
+      const signature = await signAuthorized(
         principal,
         wallet,
         'sign-authorization',
         String(prepared.chainId),
         () => extractAuthorizationFacts(prepared),
         ctx,
+        () => signer.keyOf(wallet).signSecp256k1(prepared.digest),
       );
-      const signature = await signer.keyOf(wallet).signSecp256k1(prepared.digest);
       await recordTransactionSigned(principal, wallet, String(prepared.chainId));
       const rs = Buffer.from(signature.rs);
       return {
@@ -417,8 +430,8 @@ export function createSigningService(deps: {
       return wallet as WalletRow & { type: PaymentFamily };
     },
 
-    /** The one policy decision point, for a payment route's signature decided before its record (sign-only). */
-    authorize,
+    /** The one policy decision point, for a payment route's sign-only signature (no record): `sign` runs on allow. */
+    signAuthorized,
     /** The decision point itself: a broadcasting payment decides inside the transaction of its record. */
     policy,
   };
