@@ -310,6 +310,10 @@ export function createApprovalsRepo(
     latestReview: sqlite.prepare(
       `select ${REVIEW_COLUMNS} from reviews where api_key_id = ? and reference = ? order by seq desc limit 1`,
     ),
+    anyHold: sqlite.prepare(
+      `select 1 from approval_cases where api_key_id = ?
+       union all select 1 from reviews where api_key_id = ? limit 1`,
+    ),
     otherBodyReview: sqlite.prepare(
       'select 1 from reviews where api_key_id = ? and reference = ? and body_hash != ? limit 1',
     ),
@@ -379,7 +383,23 @@ export function createApprovalsRepo(
     return true;
   }
 
+  /**
+   * Whether a key has ever had a case or a review, read once per key and then kept: this repo is the only writer of
+   * both (inside the API process), and marks a key before its first row is inserted. A mark whose transaction rolls
+   * back only costs that key its queries.
+   */
+  const keysWithHolds = new Map<string, boolean>();
+  function hasHolds(apiKeyId: string): boolean {
+    let known = keysWithHolds.get(apiKeyId);
+    if (known === undefined) {
+      known = s.anyHold.get(apiKeyId, apiKeyId) !== undefined;
+      keysWithHolds.set(apiKeyId, known);
+    }
+    return known;
+  }
+
   function openCase(req: HeldRequest, scopeId: string, stages: StageSpec[]): HeldOutcome {
+    keysWithHolds.set(req.apiKeyId, true);
     const id = randomUUID();
     const expiresAt = req.at + lifetimes.caseTtlMs;
     s.insertCase.run({
@@ -402,6 +422,7 @@ export function createApprovalsRepo(
   }
 
   function openReview(req: HeldRequest): HeldOutcome {
+    keysWithHolds.set(req.apiKeyId, true);
     const id = randomUUID();
     const expiresAt = req.at + lifetimes.reviewTtlMs;
     s.insertReview.run({
@@ -464,6 +485,8 @@ export function createApprovalsRepo(
 
     /** Step 1: 409 CONFLICT when the reference is bound to a case or review of another body. */
     checkReference(apiKeyId: string, reference: string, bodyHash: string): void {
+      // Most keys never have a hold: their references are bound to nothing, and cost no query.
+      if (!hasHolds(apiKeyId)) return;
       const c = s.caseByReference.get(apiKeyId, reference) as RawCase | undefined;
       const other = (c && c.bodyHash !== bodyHash) || s.otherBodyReview.get(apiKeyId, reference, bodyHash);
       if (other) {

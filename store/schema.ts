@@ -665,6 +665,7 @@ export const policyDecisions = sqliteTable(
   },
   (t) => [
     index('policy_decisions_key_time').on(t.apiKeyId, t.decidedAt),
-    index('policy_decisions_spend_ref').on(t.apiKeyId, t.spendRef),
+    // Read only for a payment's decisions taken through a hold (approvedHold): the other rows cost no index entry.
+    index('policy_decisions_spend_ref').on(t.apiKeyId, t.spendRef).where(sql`hold_id is not null`),
   ],
 );
