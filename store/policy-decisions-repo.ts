@@ -34,8 +34,7 @@ export function createPolicyDecisionsRepo(sqlite: Database.Database) {
   const insert = sqlite.prepare(
     `insert into policy_decisions (api_key_id, wallet_id, reference, spend_ref, action, effect, reason, policy_id,
        rule_id, hold_id, request, trace, decided_at)
-     values (@apiKeyId, @walletId, @reference, @spendRef, @action, @effect, @reason, @policyId, @ruleId, @holdId,
-       @request, @trace, @decidedAt)`,
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const between = sqlite.prepare(
     `select ${COLUMNS} from policy_decisions where api_key_id = ? and decided_at >= ? and decided_at < ? and seq > ?
@@ -49,7 +48,25 @@ export function createPolicyDecisionsRepo(sqlite: Database.Database) {
   return {
     /** Inside a writer transaction: logs a decision; answers its sequence number. */
     append(row: LoggedDecision): number {
-      return Number(insert.run(row).lastInsertRowid);
+      // Bound by position: a row is written for every decision, and binding by name costs about as much again as the
+      // insert itself (callgrind, 14k of 38k instructions a row).
+      return Number(
+        insert.run(
+          row.apiKeyId,
+          row.walletId,
+          row.reference,
+          row.spendRef,
+          row.action,
+          row.effect,
+          row.reason,
+          row.policyId,
+          row.ruleId,
+          row.holdId,
+          row.request,
+          row.trace,
+          row.decidedAt,
+        ).lastInsertRowid,
+      );
     },
 
     /** A key's decisions taken in [from, to), in the order taken, after `afterSeq` (paging), at most `limit`. */

@@ -16,7 +16,7 @@
  * Duplicates in flight are met in this process (`inflight`), which is the only one writing the database; the
  * primary key of the table backs it: a payment's key and its record commit together or not at all.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { idempotencyKeyInUse, ServiceError } from '../../chains/domain/errors.ts';
 import type { IdempotencyClaim, IdempotencyName, StoredAnswer } from '../../store/idempotency-repo.ts';
 import type { Store } from '../../store/index.ts';
@@ -51,7 +51,8 @@ export function canonicalJson(value: unknown): string {
 
 /** The fingerprint of a body: SHA-256 (hex) of its canonical JSON. */
 export function fingerprintOf(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+  // One-shot: half the instructions of createHash().update().digest() for a short body (callgrind).
+  return hash('sha256', canonicalJson(body), 'hex');
 }
 
 /** What differs between what a key named and a new request with it, if anything. */

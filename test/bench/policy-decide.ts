@@ -9,8 +9,9 @@
  * reserve: decisions on ONE wallet against a spend cap through the group-commit writer on a file database (fsync on),
  *          as many at once as `--concurrency`: decisions per second, and the ledger's total checked against the
  *          allowed count (a lost update would show as a difference).
- * http:    EVM sign-message over HTTP (in-process API + enclave child, autocannon in this process) with permissions
- *          off, then on with the 20 x 10 policies (every request decided, logged, in a write): requests per second.
+ * http:    EVM sign-message over HTTP (in-process API with the service's own stores + enclave child, autocannon in
+ *          this process), keys with permissions off and on (one policy of 10 rules, made over the API), in turn:
+ *          requests per second and this process's CPU per request.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,7 +20,6 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import type { ActivePolicy } from '../../actors/signing/policy/evaluate-policies.ts';
 import type { HoldResolver, PolicySource } from '../../actors/signing/policy/policy-ports.ts';
-import { noStoredPolicies } from '../../actors/signing/policy/policy-reader.ts';
 import { validatePolicy } from '../../actors/signing/policy/validate-policy.ts';
 import { createSignatureGate, type SignatureRequest } from '../../actors/signing/signature-policy.ts';
 import { extractEvmTransactionFacts } from '../../chains/evm/extract-evm-transaction-facts.ts';
@@ -222,25 +222,49 @@ if (ONLY.has('reserve')) {
 }
 
 if (ONLY.has('http')) {
+  // The service as it runs: policies in its store, written over the API; approvals' store as the hold resolver.
   const { startTestService } = await import('../helpers/service.ts');
-  const enabled = { on: false };
-  const active = policies();
-  const svc = await startTestService(
-    {},
-    { api: { policies: { source: source(active, enabled), holds: noHolds, reader: noStoredPolicies } } },
-  );
+  const svc = await startTestService();
   try {
-    const partner = await svc.newPartner();
-    const ids: string[] = [];
-    for (let i = 0; i < 16; i++) {
-      const r = await svc.v1(partner.secret, 'POST', '/wallets', {
-        type: 'EVM',
-        userIdentifier: `bench-${i}@example.com`,
-        userIdentifierType: 'EMAIL',
-      });
-      ids.push(r.body.id as string);
-    }
-    const run = async (label: string) => {
+    /** A key, permissions on or off, with 16 EVM wallets; `policy` created and activated over the API. */
+    const keyWith = async (on: boolean, policy?: Record<string, unknown>) => {
+      const partner = await svc.newPartner();
+      if (on) {
+        const r = await svc.admin('PUT', `/api-keys/${partner.keyId}/permissions`, { enabled: true, approvals: true });
+        if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+      }
+      if (policy) {
+        const c = await svc.v1(partner.secret, 'POST', '/permissions-v2/policies', { policy });
+        const a = await svc.v1(partner.secret, 'POST', `/permissions-v2/policies/${c.body.id}/activate`, {
+          expectedRevision: c.body.revision,
+        });
+        if (a.status !== 200) throw new Error(JSON.stringify(a.body));
+      }
+      const ids: string[] = [];
+      for (let i = 0; i < 16; i++) {
+        const r = await svc.v1(partner.secret, 'POST', '/wallets', {
+          type: 'EVM',
+          userIdentifier: `bench-${partner.keyId}-${i}`,
+          userIdentifierType: 'CUSTOM_ID',
+        });
+        ids.push(r.body.id as string);
+      }
+      return { secret: partner.secret, ids };
+    };
+    // One policy on the key's EVM wallets, every network (the one a message meets): the benchmark's first 10 rules,
+    // four of which apply to messages.
+    const first = policies()[0]!.document as unknown as { rules: unknown[] };
+    const keys = {
+      off: await keyWith(false),
+      noPolicy: await keyWith(true),
+      policy: await keyWith(true, {
+        name: 'bench',
+        layer: 'guardrail',
+        scope: { walletType: 'EVM' },
+        rules: first.rules,
+      }),
+    };
+    const run = async (label: string, key: { secret: string; ids: string[] }) => {
       let k = 0;
       const cpu0 = process.cpuUsage();
       const r = await autocannon({
@@ -250,38 +274,39 @@ if (ONLY.has('http')) {
         requests: [
           {
             method: 'POST',
-            headers: { 'x-api-key': partner.secret, 'content-type': 'application/json' },
+            headers: { 'x-api-key': key.secret, 'content-type': 'application/json' },
             body: JSON.stringify({ message: 'benchmark message: sign me' }),
-            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${ids[k++ % ids.length]}/sign-message` }),
+            setupRequest: (req) => ({ ...req, path: `/v1/wallets/${key.ids[k++ % key.ids.length]}/sign-message` }),
           },
         ],
       });
-      const bad = r.non2xx;
       const cpu = process.cpuUsage(cpu0);
-      // This process's CPU per request: the API and autocannon (the enclave child signs apart), steadier than req/s
-      // on a shared machine.
+      // This process's CPU per request: the API and autocannon (the enclave child signs apart).
       const perRequest = (cpu.user + cpu.system) / r.requests.total;
       console.log(
-        `${label.padEnd(60)} ${(r.requests.total / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  ${perRequest.toFixed(0)} µs CPU/req (API + load)  non-2xx ${bad}`,
+        `${label.padEnd(58)} ${(r.requests.total / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  ${perRequest.toFixed(0)} µs CPU/req (API + load)  non-2xx ${r.non2xx}`,
       );
-      return r.requests.total / SECONDS;
+      return { rate: r.requests.total / SECONDS, cpu: perRequest };
     };
-    // A warm-up, then off / on / off / on: the machine is shared, so the two are measured in turn.
-    await run('warm-up (permissions off)');
-    const off1 = await run('EVM sign-message, permissions off');
-    const keep = active.length;
-    active.length = 0;
-    enabled.on = true;
-    await run('EVM sign-message, permissions on, no policy (logged)');
-    active.push(...policies().slice(0, keep));
-    enabled.on = false;
-    enabled.on = true;
-    const on1 = await run('EVM sign-message, permissions on (20 x 10, logged)');
-    enabled.on = false;
-    const off2 = await run('EVM sign-message, permissions off');
-    enabled.on = true;
-    const on2 = await run('EVM sign-message, permissions on (20 x 10, logged)');
-    console.log(`on / off: ${(((on1 + on2) / (off1 + off2)) * 100).toFixed(1)}%`);
+    // A warm-up, then off / on in turn, three times: the machine is shared.
+    await run('warm-up (permissions off)', keys.off);
+    const off: number[] = [];
+    const on: number[] = [];
+    const onCpu: number[] = [];
+    const offCpu: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const a = await run('EVM sign-message, permissions off', keys.off);
+      const b = await run('EVM sign-message, permissions on, one policy of 10 rules', keys.policy);
+      off.push(a.rate);
+      offCpu.push(a.cpu);
+      on.push(b.rate);
+      onCpu.push(b.cpu);
+    }
+    await run('EVM sign-message, permissions on, no policy', keys.noPolicy);
+    const sum = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+    console.log(
+      `on / off: ${((sum(on) / sum(off)) * 100).toFixed(1)}% of the rate; CPU per request ${((sum(onCpu) / sum(offCpu)) * 100).toFixed(1)}%`,
+    );
   } finally {
     await svc.stop();
   }
