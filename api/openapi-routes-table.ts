@@ -1,7 +1,8 @@
 /**
  * The API guide's table of partner routes, written from the public OpenAPI document (`npm run docs:errors` writes it
  * with the error table): each route's method and path, what it does, the fields of its request (required ones in
- * bold), and its success status. test: api/error-catalogue.test.ts compares it with docs/api-guide.md.
+ * bold), and its success status (for an operation marked `x-always-error`, the error every call answers instead).
+ * test: api/error-catalogue.test.ts compares it with docs/api-guide.md.
  */
 type Schema = { properties?: Record<string, unknown>; required?: string[]; anyOf?: Schema[] };
 type Operation = {
@@ -9,6 +10,8 @@ type Operation = {
   parameters?: Array<{ in: string; name: string; required?: boolean }>;
   requestBody?: { content?: Record<string, { schema?: Schema }> };
   responses?: Record<string, unknown>;
+  /** Every call answers this error (api/schemas/errors.ts alwaysError). */
+  'x-always-error'?: { status: number; code: string };
 };
 
 function fields(op: Operation): string {
@@ -25,8 +28,10 @@ export function renderRoutesTable(doc: { paths: Record<string, Record<string, Op
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
       const ok = Object.keys(op.responses ?? {}).filter((s) => s.startsWith('2'));
+      const always = op['x-always-error'];
+      const success = always ? `none: always ${always.status} \`${always.code}\`` : ok.join(', ');
       rows.push(
-        `| \`${method.toUpperCase()} ${path}\` | ${(op.summary ?? '').replace(/\|/g, '\\|')} | ${fields(op)} | ${ok.join(', ')} |`,
+        `| \`${method.toUpperCase()} ${path}\` | ${(op.summary ?? '').replace(/\|/g, '\\|')} | ${fields(op)} | ${success} |`,
       );
     }
   }

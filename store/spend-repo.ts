@@ -46,7 +46,8 @@ export function createSpendRepo(sqlite: Database.Database) {
     `insert into policy_spend (api_key_id, spend_ref, network, asset, wallet_id, amount, counted_at, released_at)
        values (@apiKeyId, @spendRef, @network, @asset, @walletId, @amount, @countedAt, null)
      on conflict (api_key_id, spend_ref, network, asset) do update
-       set amount = excluded.amount, counted_at = excluded.counted_at, released_at = null
+       set wallet_id = excluded.wallet_id, amount = excluded.amount, counted_at = excluded.counted_at,
+         released_at = null
        where policy_spend.released_at is not null`,
   );
   const releaseEntry = sqlite.prepare(
@@ -137,7 +138,8 @@ export function createSpendRepo(sqlite: Database.Database) {
 
     /**
      * Counts what `spendRef` moves, at `at`: each (network, asset) once. An amount `spendRef` already counts (a replay,
-     * a replacement) is left as it is; one it counted and released counts again from `at`. Answers what was added.
+     * a replacement) is left as it is; one it counted and released counts again from `at`, on `walletId`. Answers what
+     * was added.
      */
     reserve(
       apiKeyId: string,

@@ -20,7 +20,10 @@ type Response = {
   content?: Record<string, { schema?: { $ref?: string; allOf?: unknown[] } }>;
   headers?: Record<string, unknown>;
 };
+/** `x-always-error` (api/schemas/errors.ts alwaysError): every call of the operation answers this error. */
+type AlwaysError = { status: number; code: string };
 type Operation = {
+  'x-always-error'?: AlwaysError;
   operationId?: string;
   summary?: string;
   description?: string;
@@ -96,7 +99,18 @@ test('every response has a description and a schema; every error response lists 
   const problems: string[] = [];
   for (const { where, op } of operations()) {
     const responses = Object.entries(op.responses ?? {});
-    if (!responses.some(([s]) => s.startsWith('2'))) problems.push(`${where}: no success response`);
+    const always = op['x-always-error'];
+    if (always) {
+      // A route no call of which can succeed: no success response, its error documented (and sent, below).
+      if (responses.some(([s]) => /^[23]/.test(s))) problems.push(`${where}: x-always-error with a success response`);
+      const documented = op.responses?.[String(always.status)];
+      if (!documented || !enumCodes(documented)?.includes(always.code)) {
+        problems.push(`${where}: x-always-error ${always.status} ${always.code} is not among its responses`);
+      }
+      if (!/not available in this service/i.test(op.description ?? '')) {
+        problems.push(`${where}: x-always-error, and the description does not say it is not available`);
+      }
+    } else if (!responses.some(([s]) => s.startsWith('2'))) problems.push(`${where}: no success response`);
     for (const [status, r] of responses) {
       if (!r.description || r.description === 'Default Response') problems.push(`${where} ${status}: no description`);
       if (status !== '204' && !r.content) problems.push(`${where} ${status}: no schema`);
@@ -115,6 +129,28 @@ test('every response has a description and a schema; every error response lists 
       if ((status === '429' || status === '503') && !r.headers?.['retry-after']) {
         problems.push(`${where} ${status}: no Retry-After header`);
       }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('every operation marked x-always-error answers exactly its documented error, whatever the body', async () => {
+  const partner = await svc.newPartner();
+  const marked = operations().filter(({ op }) => op['x-always-error']);
+  assert.ok(marked.length >= 10, `${marked.length} operations marked x-always-error`);
+  const problems: string[] = [];
+  for (const { where, op, method } of marked) {
+    const always = op['x-always-error']!;
+    assert.ok(where.startsWith('public '), `${where}: only partner routes are marked`);
+    const route = where
+      .slice(`public ${method.toUpperCase()} /v1`.length)
+      .replace(/\{(\w+)\}/g, (_m, name: string) => `${name}-1`);
+    const bodies = method === 'get' || method === 'delete' ? [undefined] : [{}, { consent: true, userId: 'u-1' }];
+    for (const body of bodies) {
+      const r = await svc.v1(partner.secret, method.toUpperCase(), route, body);
+      const seen = `${r.status} ${r.body?.code}`;
+      if (seen !== `${always.status} ${always.code}`) problems.push(`${where} ${JSON.stringify(body)}: ${seen}`);
+      else if (r.body.errors?.[0]?.code !== always.code) problems.push(`${where}: errors[0].code is not the code`);
     }
   }
   assert.deepEqual(problems, []);

@@ -48,3 +48,25 @@ test('a document with an undescribed operation and an undefined tag is refused',
   assert.match(r.out, /operation-description/);
   assert.match(r.out, /operation-tag-defined/);
 });
+
+test('an operation without a success answer is refused unless it is marked x-always-error, and then it may have none', () => {
+  const marked = '/v1/permissions-v2/users/{userId}/delegation-consents';
+  assert.deepEqual(docs['public'].paths[marked].get['x-always-error'], {
+    status: 400,
+    code: 'permissions_v2_extension_unavailable',
+  });
+  const broken = structuredClone(docs['public']);
+  delete broken.paths['/v1/wallets'].post.responses['201'];
+  broken.paths[marked].get.responses['200'] = structuredClone(broken.paths['/v1/wallets'].get.responses['200']);
+  broken.paths[marked].put['x-always-error'] = { status: 400 };
+  const r = lint('no-success', broken);
+  assert.notEqual(r.status, 0);
+  const flagged = r.out.split('\n').filter((line) => line.includes('operation-success-response-or-always-error'));
+  assert.equal(flagged.length, 3, r.out);
+  for (const where of ['/v1/wallets.post', `${marked}.get`, `${marked}.put`]) {
+    assert.ok(
+      flagged.some((line) => line.includes(where)),
+      `${where} not flagged:\n${r.out}`,
+    );
+  }
+});

@@ -71,6 +71,19 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
   return out;
 }
 
+/**
+ * The OpenAPI marker of an operation whose every call is refused with one error, whatever the body, once the call is
+ * authenticated and well-formed (its other error responses still apply): `x-always-error: {status, code}`. Such an operation is documented so that partners find the route and what it
+ * answers, and has no success response (none is possible); test/openapi-contract.spec.ts sends each marked operation
+ * and checks that it answers exactly this, and .spectral.yaml accepts an operation without a success response only
+ * with the marker.
+ */
+export function alwaysError(code: ErrorCode): { 'x-always-error': { status: number; code: ErrorCode } } {
+  const statuses = statusesOf(code);
+  if (statuses.length !== 1) throw new Error(`${code} has ${statuses.length} statuses: an always-error needs one`);
+  return { 'x-always-error': { status: statuses[0]!, code } };
+}
+
 /** The error responses of a `/v1` route: every route's codes, the partner's authentication, and `codes`. */
 export const partnerErrors = (...codes: readonly ErrorCode[]) =>
   errorResponses(...EVERY_ROUTE, ...PARTNER_AUTH, ...codes);

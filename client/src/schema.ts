@@ -371,6 +371,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/permissions-v2/users/{userId}/delegation-consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read delegation consents (not available in this service)
+         * @description Not available in this service: delegation consents belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        get: operations["getDelegationConsents"];
+        /**
+         * Replace delegation consents (not available in this service)
+         * @description Not available in this service: delegation consents belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        put: operations["replaceDelegationConsents"];
+        /**
+         * Create delegation consents (not available in this service)
+         * @description Not available in this service: delegation consents belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        post: operations["createDelegationConsents"];
+        /**
+         * Delete delegation consents (not available in this service)
+         * @description Not available in this service: delegation consents belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        delete: operations["deleteDelegationConsents"];
+        options?: never;
+        head?: never;
+        /**
+         * Update delegation consents (not available in this service)
+         * @description Not available in this service: delegation consents belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        patch: operations["updateDelegationConsents"];
+        trace?: never;
+    };
+    "/v1/permissions-v2/users/{userId}/user-parameters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read user parameters (not available in this service)
+         * @description Not available in this service: user parameters belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        get: operations["getUserParameters"];
+        /**
+         * Replace user parameters (not available in this service)
+         * @description Not available in this service: user parameters belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        put: operations["replaceUserParameters"];
+        /**
+         * Create user parameters (not available in this service)
+         * @description Not available in this service: user parameters belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        post: operations["createUserParameters"];
+        /**
+         * Delete user parameters (not available in this service)
+         * @description Not available in this service: user parameters belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        delete: operations["deleteUserParameters"];
+        options?: never;
+        head?: never;
+        /**
+         * Update user parameters (not available in this service)
+         * @description Not available in this service: user parameters belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 `permissions_v2_extension_unavailable`, whatever the method and body, and there is no success answer (`x-always-error`). Signing policies of the guardrail layer (`/v1/permissions-v2/policies`) are what this service offers.
+         */
+        patch: operations["updateUserParameters"];
+        trace?: never;
+    };
     "/v1/permissions-v2/policies": {
         parameters: {
             query?: never;
@@ -6444,6 +6516,1910 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDelegationConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    replaceDelegationConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createDelegationConsents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteDelegationConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateDelegationConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getUserParameters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    replaceUserParameters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createUserParameters: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserParameters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateUserParameters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `permissions_v2_extension_unavailable`: A feature of the user-owned layer (delegation policies, delegation consents, user parameters) this service does not have: it has no end-user sessions. Adds: errors.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "permissions_v2_extension_unavailable";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
                     };
                 };
             };

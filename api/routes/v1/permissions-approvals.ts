@@ -10,14 +10,28 @@ import {
   UserIdParams,
 } from '../../schemas/approvals.ts';
 import { ok, RATE_LIMIT_HEADERS } from '../../schemas/common.ts';
-import { partnerErrors, partnerPostErrors } from '../../schemas/errors.ts';
+import { alwaysError, partnerErrors, partnerPostErrors } from '../../schemas/errors.ts';
 import type { ApprovalsService } from '../../services/approvals.ts';
 
 const common = { tags: ['permissions'], security: [{ apiKey: [] }] };
 
-/** The user-owned layer's routes (spec: Permissions routes): every method answers this, as no end-user sessions exist. */
-const EXTENSION_PATHS = ['/users/:userId/delegation-consents', '/users/:userId/user-parameters'] as const;
-const EXTENSION_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/**
+ * The user-owned layer's routes (spec: Permissions routes): every method answers 400
+ * permissions_v2_extension_unavailable, as no end-user sessions exist. Documented, each method an operation marked
+ * `x-always-error`, so that a partner's client written for the spec's full API finds them and what they answer.
+ */
+const EXTENSION_ROUTES = [
+  { url: '/users/:userId/delegation-consents', name: 'DelegationConsents', what: 'delegation consents' },
+  { url: '/users/:userId/user-parameters', name: 'UserParameters', what: 'user parameters' },
+] as const;
+const EXTENSION_METHODS = [
+  { method: 'GET', verb: 'get', summary: 'Read' },
+  { method: 'POST', verb: 'create', summary: 'Create' },
+  { method: 'PUT', verb: 'replace', summary: 'Replace' },
+  { method: 'PATCH', verb: 'update', summary: 'Update' },
+  { method: 'DELETE', verb: 'delete', summary: 'Delete' },
+] as const;
+const EXTENSION_UNAVAILABLE = 'permissions_v2_extension_unavailable';
 
 /**
  * `/v1/permissions-v2`: the approval cases and reviews of the key's held requests. A record of another key answers
@@ -116,20 +130,28 @@ export const approvalRoutes: FastifyPluginAsyncTypebox<{ approvals: ApprovalsSer
     );
   }
 
-  // Not in the OpenAPI document: no call to them can succeed, and the document promises a success answer for each
-  // operation. docs/api-guide.md names them.
-  for (const url of EXTENSION_PATHS) {
-    app.route({
-      method: [...EXTENSION_METHODS],
-      url,
-      schema: { hide: true, params: UserIdParams },
-      handler: async () => {
-        throw new ServiceError(
-          'permissions_v2_extension_unavailable',
-          400,
-          'delegation consents and user parameters belong to the user-owned layer, which this service does not have: it has no end-user sessions',
-        );
-      },
-    });
+  for (const { url, name, what } of EXTENSION_ROUTES) {
+    for (const { method, verb, summary } of EXTENSION_METHODS) {
+      app.route({
+        method,
+        url,
+        schema: {
+          ...common,
+          operationId: `${verb}${name}`,
+          summary: `${summary} ${what} (not available in this service)`,
+          description: `Not available in this service: ${what} belong to the spec's user-owned permissions layer, which needs end-user sessions this service does not have. Every authenticated, well-formed call of this path answers 400 \`${EXTENSION_UNAVAILABLE}\`, whatever the method and body, and there is no success answer (\`x-always-error\`). Signing policies of the guardrail layer (\`/v1/permissions-v2/policies\`) are what this service offers.`,
+          ...alwaysError(EXTENSION_UNAVAILABLE),
+          params: UserIdParams,
+          response: method === 'POST' ? partnerPostErrors(EXTENSION_UNAVAILABLE) : partnerErrors(EXTENSION_UNAVAILABLE),
+        },
+        handler: async () => {
+          const message = `${what} belong to the user-owned layer, which this service does not have: it has no end-user sessions`;
+          // Like every record error of /v1/permissions-v2 (POLICIES.md §3): `code` is `errors[0].code`.
+          throw new ServiceError(EXTENSION_UNAVAILABLE, 400, message, {
+            details: { errors: [{ code: EXTENSION_UNAVAILABLE, path: '', message }] },
+          });
+        },
+      });
+    }
   }
 };
