@@ -543,13 +543,19 @@ const UNSIGNED_STAGES: ReadonlySet<string> = new Set(['mpc_sign', 'signer_verify
 /** Failure codes proving every signature of the payment can never execute. */
 const NEVER_EXECUTES: ReadonlySet<string> = new Set(['TRANSACTION_EXPIRED', 'REPLACED', 'CANCELLED']);
 
+/** The chain's proofs (a `dropped` observation's reason) that no signature of the payment can ever execute. */
+const PROVEN_UNEXECUTABLE: ReadonlySet<string> = new Set(['expired', 'nonce_consumed']);
+
 /**
  * Whether a failed payment leaves no usable signature (POLICIES.md §4: its spend is released): refused or interrupted
  * at signing before any attempt had a hash, or proven unable to execute (every Solana attempt expired, its nonce taken
- * by another transaction).
+ * by another transaction). A payment a node refused on its first send keeps that failure when the chain later proves
+ * its bytes dead (`released` → `failed`, the proof in `monitoring.reason`): until then the bytes, which the partner
+ * holds, could still land, and its amounts stay counted.
  */
 export function noUsableSignature(c: PaymentContext): boolean {
   if (c.failure === null) return false;
   if (NEVER_EXECUTES.has(c.failure.code)) return true;
+  if (c.monitoring?.reason !== undefined && PROVEN_UNEXECUTABLE.has(c.monitoring.reason)) return true;
   return UNSIGNED_STAGES.has(c.failure.stage) && c.attempts.every((a) => a.hash === null);
 }

@@ -1134,6 +1134,28 @@ test('signing policies: a payment refused at signing (no usable signature) is re
   await t.host.stop();
 });
 
+test('signing policies: a payment refused at its first send stays counted while its bytes may execute; its nonce proven taken by another transaction releases it', async () => {
+  const t = setup({ policies: capped(12n) });
+  await t.host.start();
+  try {
+    t.state.broadcastAnswer = () => {
+      throw new ChainRpcError('final', 'INSUFFICIENT_NATIVE_BALANCE', 'insufficient funds for gas * price + value');
+    };
+    const id = await admitAutoRetry(t);
+    await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'released');
+    assert.equal(spentToday(t), 5n, 'the signed bytes exist and may still execute: counted');
+    t.state.seen.set('0xhash1', { status: 'dropped', reason: 'nonce_consumed', winningHash: '0xother' });
+    await t.poller.pollOnce();
+    const view = await t.host.waitFor(t.paymentActors, id, (v) => v.status === 'done');
+    assert.equal(view.context.failure?.code, 'INSUFFICIENT_NATIVE_BALANCE', 'the refusal stands');
+    assert.equal(view.context.monitoring?.reason, 'nonce_consumed');
+    assert.equal(spentToday(t), 0n, 'no signature of it can execute: released');
+    assert.notEqual(t.store.spend.entriesOf('key', id)[0]!.releasedAt, null);
+  } finally {
+    await t.host.stop();
+  }
+});
+
 test('signing policies: a payment over the cap is refused at admission with 403 POLICY_DENIED; no record, the decision logged', async () => {
   const t = setup({ policies: capped(4n) });
   await t.host.start();
