@@ -3,10 +3,15 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { chainsFileSections } from '../chains/chains-file-sections.ts';
+import { YIELD_CHAIN_IDS } from '../chains/domain/yield.ts';
+import { checksumEvmAddress } from '../chains/evm/checksum-address.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 
-/** The `yield` section: protocol addresses that override the defaults of a chain id. */
+/**
+ * The `yield` section: protocol addresses that override the defaults of a chain id (chains/evm/
+ * resolve-lending-market.ts), each on one of the yield chains and on a chain of the `evm` section.
+ */
 const YieldEntry = Type.Object(
   { chainId: Type.Integer({ minimum: 1 }), pool: Address, usdc: Address },
   { additionalProperties: false },
@@ -98,5 +103,34 @@ export function readChainsFile(file: string): { chains: ChainsFile; problems: st
       problems.push(`CHAINS_FILE ${file}: ${section} chain ${ref} is listed twice`);
     }
   }
+  problems.push(...yieldProblems(chains).map((p) => `CHAINS_FILE ${file}: ${p}`));
   return { chains, problems };
+}
+
+/** What is wrong with the `yield` entries beyond their schema, one problem each. */
+function yieldProblems(chains: ChainsFile): string[] {
+  const out: string[] = [];
+  const entries = (chains['yield'] ?? []) as { chainId: number; pool: string; usdc: string }[];
+  const evmChains = new Set((chains[chainsFileSections.EVM.section] ?? []).map((e) => e['chainId']));
+  const seen = new Set<number>();
+  entries.forEach((entry, i) => {
+    if (!(YIELD_CHAIN_IDS as readonly number[]).includes(entry.chainId)) {
+      out.push(`/yield/${i}/chainId ${entry.chainId} is not a yield chain (one of: ${YIELD_CHAIN_IDS.join(' | ')})`);
+    } else if (!evmChains.has(entry.chainId)) {
+      out.push(`yield chain ${entry.chainId} has no evm entry: add one with its rpcUrl`);
+    }
+    if (seen.has(entry.chainId)) out.push(`yield chain ${entry.chainId} is listed twice`);
+    seen.add(entry.chainId);
+    for (const field of ['pool', 'usdc'] as const) {
+      const hex = entry[field].slice(2);
+      const mixed = hex !== hex.toLowerCase() && hex !== hex.toUpperCase();
+      if (mixed && checksumEvmAddress(entry[field]) !== entry[field]) {
+        out.push(`/yield/${i}/${field} has an invalid EIP-55 checksum (its mixed case does not match its hex)`);
+      }
+    }
+    if (entry.pool.toLowerCase() === entry.usdc.toLowerCase()) {
+      out.push(`/yield/${i}: pool and usdc are the same address`);
+    }
+  });
+  return out;
 }
