@@ -400,3 +400,32 @@ test('lists: by key or project, newest first, filtered by status as of now and b
   assert.equal(repo.listCases({ by: 'project', owner: 'p1', limit: 10, at: T0 }).length, 4);
   store.close();
 });
+
+test('restore: a use whose signature failed is undone, and the approval lets the next identical request through', async () => {
+  const { store, repo, w, a, b } = await setup();
+  const { caseId } = (await w(() => repo.resolve(hold()))) as { caseId: string };
+  await w(() => repo.decide(caseId, a.id, 'approve', T0 + 1));
+  await w(() => repo.decide(caseId, b.id, 'approve', T0 + 2));
+  assert.deepEqual(await w(() => repo.resolve(hold({ at: T0 + 3 }))), { kind: 'proceed', caseId });
+  // Another key's restore, or a restore of another use, changes nothing.
+  await w(() => repo.restore('k2', { caseId }, T0 + 3));
+  await w(() => repo.restore('k1', { caseId }, T0 + 4));
+  assert.equal(repo.getCase(caseId)!.usedAt, T0 + 3);
+  await w(() => repo.restore('k1', { caseId }, T0 + 3));
+  assert.equal(repo.getCase(caseId)!.usedAt, null);
+  assert.deepEqual(await w(() => repo.resolve(hold({ at: T0 + 5 }))), { kind: 'proceed', caseId });
+
+  const { reviewId } = (await w(() => repo.resolve(review({ reference: 'key:r' })))) as { reviewId: string };
+  await w(() => repo.decideReview(reviewId, 'approve', T0 + 10));
+  assert.deepEqual(await w(() => repo.resolve(review({ reference: 'key:r', at: T0 + 11 }))), {
+    kind: 'proceed',
+    reviewId,
+  });
+  await w(() => repo.restore('k1', { reviewId }, T0 + 11));
+  assert.equal(reviewStatusAt(repo.getReview(reviewId)!, T0 + 12), 'approved');
+  assert.deepEqual(await w(() => repo.resolve(review({ reference: 'key:r', at: T0 + 12 }))), {
+    kind: 'proceed',
+    reviewId,
+  });
+  store.close();
+});

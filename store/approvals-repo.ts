@@ -320,6 +320,13 @@ export function createApprovalsRepo(
     decideReview: sqlite.prepare(
       `update reviews set status = @status, decided_at = @at where id = @id and status = 'pending'`,
     ),
+    unuseCase: sqlite.prepare(
+      'update approval_cases set used_at = null where id = ? and api_key_id = ? and used_at = ?',
+    ),
+    unconsumeReview: sqlite.prepare(
+      `update reviews set status = 'approved', consumed_at = null
+       where id = ? and api_key_id = ? and status = 'consumed' and consumed_at = ?`,
+    ),
     consumeReview: sqlite.prepare(
       `update reviews set status = 'consumed', consumed_at = @at where id = @id and status = 'approved'`,
     ),
@@ -501,6 +508,15 @@ export function createApprovalsRepo(
     /** Step 7: opens or reuses the reference's case or review and says where it stands; writes its rows. */
     resolve(req: HeldRequest): HeldOutcome {
       return req.approval ? resolveCase(req, req.approval.stages) : resolveReview(req);
+    },
+
+    /**
+     * Inside a writer transaction: the signature an approved case or review let through at `usedAt` failed and none
+     * exists, so the approval is not used up (only that use is undone: a later one is left as it is).
+     */
+    restore(apiKeyId: string, hold: { caseId?: string; reviewId?: string }, usedAt: number): void {
+      if (hold.caseId !== undefined) s.unuseCase.run(hold.caseId, apiKeyId, usedAt);
+      if (hold.reviewId !== undefined) s.unconsumeReview.run(hold.reviewId, apiKeyId, usedAt);
     },
 
     // --- for the policy store (replacing or deactivating a policy)

@@ -65,6 +65,10 @@ class Holds implements HoldResolver {
     this.bodies.set(request.reference, request.bodyHash);
     return this.outcome;
   }
+  restored: Array<{ hold: { caseId?: string; reviewId?: string }; usedAt: number }> = [];
+  restore(_apiKeyId: string, hold: { caseId?: string; reviewId?: string }, usedAt: number): void {
+    this.restored.push({ hold, usedAt });
+  }
 }
 
 let store: Store;
@@ -422,6 +426,18 @@ describe('a sign-only signature that fails', () => {
     a.reject();
     await assert.rejects(first);
     assert.equal(used('native'), 0n, 'neither signed: released');
+  });
+
+  test('an approval it used is restored; one whose signature was made stays used', async () => {
+    policies.add('approve', {
+      scope: { walletType: 'EVM' },
+      rules: [{ id: 'big', effect: 'require_approval', actions: ['sign_transaction'], conditions: [] }],
+    });
+    holds.outcome = { kind: 'proceed', reviewId: 'rev-9' };
+    await assert.rejects(gate.signIfAllowed(req(native(ETH), fresh()), enclaveFails));
+    assert.deepEqual(holds.restored, [{ hold: { reviewId: 'rev-9' }, usedAt: now }]);
+    assert.equal(await gate.signIfAllowed(req(native(ETH), fresh()), async () => 'ok'), 'ok');
+    assert.equal(holds.restored.length, 1, 'a signature was made: its approval stays used');
   });
 
   test('with permissions off it signs and writes nothing', async () => {

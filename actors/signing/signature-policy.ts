@@ -130,7 +130,8 @@ export interface SignaturePolicy {
    * For a signature the caller makes at once and alone delivers (the sign-only routes): decides, throws the 403 of a
    * refusal, and runs `sign` on allow. When `sign` fails, what this request's decision reserved is released if no
    * usable signature under its spend reference can exist (POLICIES.md §4: "released only when no usable signature
-   * exists"). Absent: `decide`, then `sign`; a failed signature keeps its amount counted.
+   * exists"), and an approved case or review it used is left unused. Absent: `decide`, then `sign`; a failed
+   * signature keeps its amount counted and its approval used.
    */
   signIfAllowed?<T>(request: SignatureRequest, sign: () => Promise<T>): Promise<T>;
 }
@@ -232,6 +233,8 @@ export const LOG_FLUSH_ROWS = 1000;
 interface Reservation {
   spendRef: string;
   added: boolean;
+  /** The approved case or review the decision used, and when. */
+  used?: { hold: { caseId?: string; reviewId?: string }; at: number };
 }
 
 /** A chain's amounts as the ledger counts them: per asset (EVM contracts lower-case), positive, known. */
@@ -455,6 +458,7 @@ export function createSignatureGate(deps: {
           const ids = outcome.kind === 'forbidden' ? {} : holdIds(outcome);
           switch (outcome.kind) {
             case 'proceed':
+              if (out) out.used = { hold: ids, at };
               reserve();
               log('allow', { ...rule, holdId }, d.trace);
               return ALLOW;
@@ -516,11 +520,14 @@ export function createSignatureGate(deps: {
       enforceDecision(decision);
       result = await sign();
     } catch (err) {
-      if (decision?.effect === 'allow' && gen.added && !gen.signed) {
+      if (decision?.effect === 'allow' && ((gen.added && !gen.signed) || out.used)) {
         // Decided inside the writer, so that no decision of the same reference interleaves with the check.
+        const used = out.used;
         await writer
           .write(() => {
-            if (gen.calls === 1 && !gen.signed) spend.release(apiKeyId, out.spendRef, now());
+            if (gen.added && gen.calls === 1 && !gen.signed) spend.release(apiKeyId, out.spendRef, now());
+            // The approval let this signature through and none was made: the next identical request may use it.
+            if (used) holds.restore?.(apiKeyId, used.hold, used.at);
           })
           .catch((e: unknown) => report(`the spend of a failed signature (${out.spendRef}) was not released`, e))
           .finally(leave);

@@ -30,4 +30,10 @@ export interface HoldResolver {
   checkReference(apiKeyId: string, reference: string, bodyHash: string): void;
   /** Step 7: opens or reuses the reference's case or review and says where it stands; writes its rows. */
   resolve(request: HoldRequest): HoldOutcome;
+  /**
+   * Undoes the use `resolve` made at `usedAt` of an approved case or review (a `proceed`), when the signature it let
+   * through failed and none exists: the approval is still there for the next identical request. Absent: a failed
+   * signature uses its approval up.
+   */
+  restore?(apiKeyId: string, hold: { caseId?: string; reviewId?: string }, usedAt: number): void;
 }
