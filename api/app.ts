@@ -21,6 +21,7 @@ import { permissionsInsightsRoutes } from './routes/v1/permissions-insights.ts';
 import { shareMigrationRoutes } from './routes/v1/share-migration.ts';
 import { signingRoutes } from './routes/v1/signing.ts';
 import { walletRoutes } from './routes/v1/wallets.ts';
+import { yieldRoutes } from './routes/v1/yield.ts';
 import { COMPONENTS } from './schemas/components.ts';
 import type { ActorsAdmin } from './services/actors-admin.ts';
 import type { AdminService } from './services/admin.ts';
@@ -34,6 +35,7 @@ import type { ShareMigrationService } from './services/share-migration.ts';
 import type { SigningService } from './services/signing.ts';
 import type { WalletService } from './services/wallets.ts';
 import type { WebhookService } from './services/webhooks.ts';
+import type { YieldService } from './services/yield.ts';
 
 export interface AppDeps {
   config: Pick<Config, 'logLevel' | 'trustProxy' | 'http' | 'adminRateLimitPerMinute'>;
@@ -42,6 +44,8 @@ export interface AppDeps {
   wallets: WalletService;
   signing: SigningService;
   payments: PaymentService;
+  /** Yield on the lending protocol: positions. */
+  yield: YieldService;
   /** Signing policies: usage meters and shadow mode. */
   policyInsights: PolicyInsights;
   migration: ShareMigrationService;
@@ -167,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(walletRoutes, { wallets: deps.wallets });
       await v1.register(signingRoutes, { signing: deps.signing, payments: deps.payments });
       await v1.register(paymentRoutes, { payments: deps.payments });
+      await v1.register(yieldRoutes, { yieldService: deps.yield });
       await v1.register(shareMigrationRoutes, { migration: deps.migration });
       await v1.register(approvalRoutes, { approvals: deps.approvals, prefix: '/permissions-v2' });
       await v1.register(permissionRoutes, { policies: deps.policies });

@@ -27,6 +27,7 @@ export async function openApiDocuments(): Promise<{ public: unknown; admin: unkn
     wallets: unused,
     signing: unused,
     payments: unused,
+    yield: unused,
     policyInsights: unused,
     migration: unused,
     admin: unused,

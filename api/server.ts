@@ -15,6 +15,7 @@ import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet/wallet-definition.ts';
 import type { PaymentFamily } from '../chains/domain/payments.ts';
+import type { LendingMarketOverride } from '../chains/evm/resolve-lending-market.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { socketOwners } from '../enclave/public.ts';
 import { createStore } from '../store/index.ts';
@@ -38,6 +39,7 @@ import { createShareMigrationService } from './services/share-migration.ts';
 import { createSigningService } from './services/signing.ts';
 import { createWalletService } from './services/wallets.ts';
 import { createWebhookService } from './services/webhooks.ts';
+import { createYieldService } from './services/yield.ts';
 import { createDeliveryEngine } from './webhooks/delivery-engine.ts';
 import type { ResolveAll } from './webhooks/target-guard.ts';
 
@@ -233,6 +235,12 @@ export async function startApi(
     wallets: createWalletService({ store, host, walletActors, userShares }),
     signing,
     payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
+    yield: createYieldService({
+      store,
+      signer,
+      chains,
+      overrides: (config.chains['yield'] ?? []) as unknown as LendingMarketOverride[],
+    }),
     policyInsights: createPolicyInsights({ store, policies: opts.policies?.reader ?? policyReaderOf(store.policies) }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave, webhooks }),

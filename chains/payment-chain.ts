@@ -10,7 +10,9 @@
 
 import { CodedError } from './domain/errors.ts';
 import type { ChainEnvironment, ChainErrorCode, PaymentFamily, TransferKind } from './domain/payments.ts';
+import type { LendingMarket } from './evm/lending-protocol.ts';
 import type { EvmTransferOverrides } from './evm/parse-evm-transfer-overrides.ts';
+import type { YieldSnapshot } from './evm/read-yield-position.ts';
 import type { PartnerTransaction } from './payment-family.ts';
 
 /**
@@ -240,4 +242,12 @@ export interface PaymentChain {
    * Solana only: whether `blockhash` is still valid on this network (`isBlockhashValid`, processed commitment).
    */
   isBlockhashValid?(blockhash: string): Promise<boolean>;
+
+  /**
+   * EVM only: `account`'s position in the lending market `market` of this chain, every figure of one block
+   * (chains/evm/read-yield-position.ts), and the node's chain id checked, in one HTTP request. Throws a transient
+   * ChainRpcError RPC_UNAVAILABLE when the node does not answer or serves another chain, and readYieldPosition's
+   * InternalErrors for a market that is not the protocol's.
+   */
+  readYieldPosition?(market: LendingMarket, account: `0x${string}`): Promise<YieldSnapshot>;
 }

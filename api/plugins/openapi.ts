@@ -26,6 +26,11 @@ const DOCUMENTS = {
       { name: 'signing', description: 'Messages, raw bytes, transactions, EIP-712 data and EIP-7702 authorizations.' },
       { name: 'transfers', description: 'Transfers the service builds, signs, broadcasts and follows (EVM, Solana).' },
       { name: 'transactions', description: 'Transaction records: every broadcast, followed to a final status.' },
+      {
+        name: 'yield',
+        description:
+          "USDC on the lending protocol (Aave v3) of Ethereum mainnet, Base and Sepolia for EVM wallets: the wallet's position. Deposits and withdrawals are not available yet.",
+      },
       { name: 'share migration', description: "Bringing a pre-generated wallet's user share into the service." },
       {
         name: 'permissions',

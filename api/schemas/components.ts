@@ -67,6 +67,7 @@ import {
   WebhookTestAccepted,
   WebhookView,
 } from './webhooks.ts';
+import { YieldPosition } from './yield.ts';
 
 export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
   public: [
@@ -89,6 +90,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     FeeEstimate,
     TransactionRecord,
     TransactionList,
+    YieldPosition,
     EnclavePublicKey,
     ApprovalCase,
     ApprovalCaseList,

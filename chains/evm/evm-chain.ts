@@ -11,13 +11,15 @@ import {
   type TransferIntent,
 } from '../payment-chain.ts';
 import { classifyBroadcastFailure } from './classify-broadcast-failure.ts';
-import { createRpcBatchPoster } from './create-rpc-batch-poster.ts';
+import { createRpcBatchPoster, type RpcBatchPoster } from './create-rpc-batch-poster.ts';
+import type { LendingMarket } from './lending-protocol.ts';
 import { nextBaseFeeFromHistory } from './next-base-fee-from-history.ts';
 import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
 import { parseEvmAddress } from './parse-evm-address.ts';
 import { parseEvmQuantity } from './parse-evm-quantity.ts';
 import { type EvmTransferOverrides, feesComplete } from './parse-evm-transfer-overrides.ts';
 import { type RpcFailure, readRpcFailure } from './read-rpc-failure.ts';
+import { readYieldPosition } from './read-yield-position.ts';
 import { tipFromFeeHistory } from './tip-from-fee-history.ts';
 
 export interface EvmChainConfig {
@@ -163,6 +165,31 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
     ...(config.fetchFn ? { fetchFn: config.fetchFn } : {}),
     ...(config.maxBatchSize ? { maxBatchSize: config.maxBatchSize } : {}),
   });
+  /**
+   * The poster, with `eth_chainId` sent ahead of the calls in the same batch (so in the same HTTP request) and
+   * checked: an answer of a node serving another chain is never read as this chain's.
+   */
+  const checkedPoster: Pick<RpcBatchPoster, 'post'> = {
+    async post(calls) {
+      const { answers, requests } = await poster.post([{ method: 'eth_chainId', params: [] }, ...calls]);
+      const [id, ...rest] = answers;
+      if (!id?.ok) {
+        throw new ChainRpcError(
+          'transient',
+          'RPC_UNAVAILABLE',
+          `the chain's RPC node did not give its chain id: ${id?.failure.message ?? 'no answer'}`,
+        );
+      }
+      if (quantity(id.result, 'chain id') !== BigInt(chainId)) {
+        throw new ChainRpcError(
+          'transient',
+          'RPC_UNAVAILABLE',
+          `the chain's RPC node serves another chain than ${chainId}: its configuration needs fixing`,
+        );
+      }
+      return { answers: rest, requests };
+    },
+  };
   const observeMemory = createEvmObserveMemory({
     nonceCheckAfterMs: config.nonceCheckAfterMs ?? DEFAULT_NONCE_CHECK_AFTER_MS,
   });
@@ -500,5 +527,12 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
 
     // An EVM transaction names its chain id, which selected this chain: nothing more to prove.
     async checkPartnerTransaction() {},
+
+    async readYieldPosition(market: LendingMarket, account: `0x${string}`) {
+      if (market.chainId !== chainId) {
+        throw new Error(`the lending market of chain ${market.chainId} was asked of chain ${chainId}`);
+      }
+      return readYieldPosition(checkedPoster, market, account);
+    },
   };
 }

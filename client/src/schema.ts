@@ -231,6 +231,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/wallets/{walletId}/yield/position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a wallet's USDC position in the lending market of a chain (EVM)
+         * @description The USDC the wallet has supplied to the lending market (Aave v3) of `chainId`, with its accrued interest, and what a withdrawal could take now, every figure read from the state of one block (`blockNumber`, `blockTimestamp`) in one request to the chain node. Amounts are decimal USDC strings. For EVM wallets that are unclaimed and whose key generation is complete; the chain must be in the chains file. 503 RPC_UNAVAILABLE when the node does not answer.
+         */
+        get: operations["getYieldPosition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/enclave/public-key": {
         parameters: {
             query?: never;
@@ -1407,6 +1427,31 @@ export interface components {
         TransactionList: {
             data: components["schemas"]["TransactionRecord"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "suppliedBalance": "1250.004211",
+         *       "withdrawal": {
+         *         "availableAmount": "1250.004211"
+         *       },
+         *       "blockNumber": "7301822",
+         *       "blockTimestamp": "2026-01-14T09:30:12.000Z"
+         *     }
+         */
+        YieldPosition: {
+            /** @description USDC supplied to the lending market, with the supply interest accrued up to the snapshot (the aToken balance); not historical earnings. */
+            suppliedBalance: string;
+            withdrawal: {
+                /** @description Advisory: the supplied balance, capped by what the market can pay out now; "0" while the market is paused or inactive. Null when the wallet has debt on the market: what it may withdraw then depends on its health factor. */
+                availableAmount: string | null;
+            };
+            /** @description The block whose state every figure is read from, decimal. */
+            blockNumber: string;
+            /**
+             * Format: date-time
+             * @description That block's timestamp.
+             */
+            blockTimestamp: string;
         };
         EnclavePublicKey: {
             /** @description P-256 public key, SPKI PEM. */
@@ -5033,6 +5078,234 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getYieldPosition: {
+        parameters: {
+            query: {
+                /** @description The chain: 1 (Ethereum mainnet, native USDC), 8453 (Base, native USDC) or 11155111 (Sepolia, the lending protocol test USDC). It must have an `evm` entry in the chains file; it is chosen independently of the API key environment. */
+                chainId: "1" | "8453" | "11155111";
+            };
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The position at the block it was read from. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YieldPosition"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "UNSUPPORTED_OPERATION" | "WALLET_NOT_READY" | "CHAIN_NOT_CONFIGURED" | "RPC_UNAVAILABLE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `RPC_UNAVAILABLE`: The chain's node did not answer (503 before anything was signed; 400 for a failed broadcast). Adds: transactionId, failureStage, signedTransaction.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "RPC_UNAVAILABLE";
                     };
                 };
             };

@@ -89,6 +89,7 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/policy-transfers.spec.ts',
     'test/transfers-evm.spec.ts',
     'test/transfers-restart.spec.ts',
+    'test/yield-position.spec.ts',
   ],
   'e2e-webhooks': ['test/webhook-targets.spec.ts', 'test/webhooks-cli.spec.ts', 'test/webhooks.spec.ts'],
 };
