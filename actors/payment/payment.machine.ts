@@ -801,14 +801,18 @@ export const paymentMachine = setup({
       };
     }),
     /** A prepared step cancelled before its SIGN was taken: nothing was signed, and nothing ever will be. */
-    failCancelled: assign(({ context, event }) => ({
-      attempts: withAttempt(context, 0, { stage: 'rejected' }),
-      failure: {
-        stage: 'mpc_sign' as const,
-        code: 'CANCELLED_BEFORE_SIGNING',
-        message: `cancelled before it was signed${event.type === 'CANCEL' && event.reason ? ` (${event.reason})` : ''}: nothing was signed or broadcast, and its nonce is free again`,
-      },
-    })),
+    failCancelled: assign(({ context, event }) => {
+      const by = event.type === 'OPERATOR_RELEASE' ? ' by the operator' : '';
+      const reason = (event.type === 'CANCEL' || event.type === 'OPERATOR_RELEASE') && event.reason;
+      return {
+        attempts: withAttempt(context, 0, { stage: 'rejected' }),
+        failure: {
+          stage: 'mpc_sign' as const,
+          code: 'CANCELLED_BEFORE_SIGNING',
+          message: `cancelled${by} before it was signed${reason ? ` (${reason})` : ''}: nothing was signed or broadcast, and its nonce is free again`,
+        },
+      };
+    }),
     /** The WAKE that ends the monitor window (resending the bytes meanwhile is the chain poller's work). */
     wakeAtWindowEnd: assign(({ context }) => ({
       // An auto-retry payment wakes for its replacement (or its deadline) instead.
@@ -886,6 +890,12 @@ export const paymentMachine = setup({
           { guard: 'signHeld', actions: 'noteSignRefusal' },
         ],
         CANCEL: { target: 'failed', actions: 'failCancelled' },
+        // Releasing the hold of an unsigned step would let another payment take its nonce while it may still be
+        // signed: the operator's release ends it as a cancellation does.
+        OPERATOR_RELEASE: {
+          target: 'failed',
+          actions: ['failCancelled', { type: 'noteOperatorRelease', params: { status: 'failed' } }],
+        },
       },
     },
     signing: {

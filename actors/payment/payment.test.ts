@@ -1204,9 +1204,27 @@ const POOL = '0x6Ae43d3271ff6888e7Fc43Fd7321a503ff738951';
 /** ERC-20 `approve(POOL, 1 USDC)`: what a deposit's approval step signs. */
 const APPROVE_CALLDATA = `0x095ea7b3${POOL.slice(2).toLowerCase().padStart(64, '0')}${(1_000_000).toString(16).padStart(64, '0')}`;
 
-/** Admits a prepared yield step of wallet w1 on chain 31337 (nonce from the node's pending count: 7). */
-async function prepareStep(t: ReturnType<typeof setup>, id: string = randomUUID()): Promise<string> {
+/**
+ * Admits a prepared yield step of wallet w1 on chain 31337 (nonce from the node's pending count: 7). `reserve`: the
+ * admission itself is decided (and counts `reserve` wei) by the setup's policy gate, in the record's transaction.
+ */
+async function prepareStep(t: ReturnType<typeof setup>, id: string = randomUUID(), reserve?: string): Promise<string> {
+  const gate = t.gate;
   const view = await t.host.spawn(t.paymentActors, id, {
+    ...(gate && reserve
+      ? {
+          decide: (transactionId: string) =>
+            gate.decideWithin({
+              principal: { keyId: 'key', projectId: 'proj', environment: 'development' },
+              wallet: t.wallet,
+              operation: 'transfer',
+              rawSignature: false,
+              chainId: '31337',
+              facts: () => extractEvmTransferFacts('31337', { to: POOL, value: reserve, kind: 'NATIVE' }),
+              spendRef: transactionId,
+            }),
+        }
+      : {}),
     apiKeyId: 'key',
     wallet: t.wallet,
     chain: t.chain,
@@ -1329,7 +1347,8 @@ test('prepared step: CANCEL before SIGN ends it unsigned and frees its nonce and
   const t = setup({ policies: capped(1_000n) });
   await t.host.start();
   try {
-    const id = await prepareStep(t);
+    const id = await prepareStep(t, randomUUID(), '5');
+    assert.equal(spentToday(t), 5n, 'the admission counted its amount');
     const cancel = await cancelPreparedStep(t.host, t.paymentActors, id, { reason: 'the operation was cancelled' });
     assert.equal(cancel.cancelled, true);
     assert.equal(cancel.view.status, 'done');
@@ -1342,7 +1361,13 @@ test('prepared step: CANCEL before SIGN ends it unsigned and frees its nonce and
     assert.equal((await cancelPreparedStep(t.host, t.paymentActors, id)).cancelled, true);
     assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'ended');
     assert.equal(t.signed.length, 0, 'the signer was never called');
-    assert.equal(t.store.policyDecisions.between('key', 0, Number.MAX_SAFE_INTEGER, 100).length, 0, 'nothing decided');
+    assert.equal(spentToday(t), 0n, 'no signature of it can exist: its amount is released');
+    assert.notEqual(t.store.spend.entriesOf('key', id)[0]!.releasedAt, null);
+    const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!;
+    assert.deepEqual(
+      [failed.data['transactionId'], failed.data['intentKind'], failed.data['failureCode'], failed.data['hash']],
+      [id, 'yield', 'CANCELLED_BEFORE_SIGNING', null],
+    );
 
     // The next payment of the wallet takes the nonce the step had.
     const next = await t.payments.transfer(principal, 'w1', transfer);
@@ -1509,6 +1534,29 @@ test('a nonce consumed without a receipt fails a yield step with NONCE_CONSUMED,
     await t.poller.pollOnce();
     r = stepRecord(t, payment.transactionId);
     assert.deepEqual([r.row.status, r.row.failureStage, r.row.failureCode], ['failed', 'monitor', 'REPLACED']);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('prepared step: the operator releasing its hold ends it as a cancellation (nothing signed, its nonce free)', async () => {
+  const t = setup();
+  const holds = createHoldsAdmin({ store: t.store, host: t.host });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t);
+    const released = await holds.release('w1', { chainKey: 'evm:31337', reason: 'stuck', releasedBy: 'op' });
+    assert.deepEqual([released.transactionId, released.status, released.reason], [id, 'failed', 'stuck']);
+    const r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.status, r.row.failureCode, r.row.unresolved, r.attempt.stage, r.holder],
+      ['failed', 'CANCELLED_BEFORE_SIGNING', 0, 'rejected', undefined],
+    );
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'ended');
+    assert.equal(t.signed.length, 0);
+    const next = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in next);
+    assert.equal(t.signed[0]!.family === 'EVM' && t.signed[0]!.transaction.nonce, 7);
   } finally {
     await t.host.stop();
   }
