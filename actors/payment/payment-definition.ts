@@ -277,6 +277,11 @@ export function createPaymentDefinition(deps: {
   function create(id: string, a: PaymentAdmission): PaymentInput {
     const { wallet, chain } = a;
     const family = paymentFamilies[chain.family];
+    if (a.prepared && (a.autoRetry || a.cancels || !family.allocatesNonce)) {
+      // A prepared step keeps one exact payload under its nonce until it is signed: no retry terms, no cancellation of
+      // another payment, and no family whose payload expires while it waits (a Solana blockhash).
+      throw new Error('a prepared step is an EVM payment without auto-retry or cancellation terms');
+    }
     const blocking = deps.transactions.holder(wallet.id, chain.key);
     if (blocking && blocking !== a.cancels) throw holdConflict(wallet.id, blocking);
     if (a.decide) {

@@ -1265,6 +1265,27 @@ test('prepared step: admitted with its record, nonce and hold, unsigned; SIGN si
   const t = setup();
   await t.host.start();
   try {
+    // A prepared step keeps one payload under its nonce: auto-retry terms are refused, and nothing is left behind.
+    await assert.rejects(
+      t.host.spawn(t.paymentActors, randomUUID(), {
+        apiKeyId: 'key',
+        wallet: t.wallet,
+        chain: t.chain,
+        chainRef: '31337',
+        intentKind: 'yield',
+        signs: {
+          kind: 'transfer',
+          unsigned: await t.chain.buildTransfer(ADDRESS, { to: POOL, value: '0', kind: 'NATIVE' }),
+          pendingNonce: 7,
+        },
+        record: { to: POOL, value: '0', tokenAddress: null },
+        idempotency: null,
+        prepared: { operation: 'yield_deposit' },
+        autoRetry: { ceiling: '1000000000000000', expiresAt: Date.now() + 60_000 },
+      }),
+      /a prepared step is an EVM payment without auto-retry/,
+    );
+    assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined);
     const id = await prepareStep(t);
     let r = stepRecord(t, id);
     assert.deepEqual(
@@ -1321,6 +1342,10 @@ test('prepared step: a host restart leaves it prepared and unsigned; the SIGN af
   const t = setup();
   await t.host.start();
   const id = await prepareStep(t);
+  // What a crash at this point would leave: the prepared state, durable, and no effect for a restart to run.
+  const row = t.store.actors.get(id)!;
+  assert.deepEqual([row.state, row.wakeAt], ['prepared', null]);
+  assert.deepEqual(t.store.actors.effectsOf(id), []);
   await t.host.stop();
   t.store.close();
 

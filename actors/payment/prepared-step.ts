@@ -18,13 +18,15 @@ export class StepRefusal extends CodedError {
  * `held`: the policy holds it (a review or case, FORBIDDEN, a CONFLICT): nothing signed, still prepared with the same
  * payload, nonce and fees; `refusal` is what the caller answers (its `reviewId` / `caseId` in `details`);
  * `denied`: the policy denied it: the step failed with the policy's code, nothing signed;
- * `ended`: the step had ended before it was signed (cancelled, or denied by an earlier SIGN).
+ * `ended`: the step had ended without a signature (cancelled, or its signing refused);
+ * `queued`: the step is faulted: the SIGN is stored, and applied (decided then) when the operator retries it.
  */
 export type SignOutcome =
   | { outcome: 'signing'; view: PaymentView }
   | { outcome: 'held'; refusal: StepRefusal; view: PaymentView }
   | { outcome: 'denied'; refusal: StepRefusal; view: PaymentView }
-  | { outcome: 'ended'; view: PaymentView };
+  | { outcome: 'ended'; view: PaymentView }
+  | { outcome: 'queued'; view: PaymentView };
 
 function viewOf(def: PaymentDefinition, actor: ActorView): PaymentView {
   return def.view!(actor as unknown as ActorView<PaymentContext>);
@@ -64,8 +66,11 @@ export async function signPreparedStep(
   );
   const view = viewOf(def, result.actor);
   const c = view.context;
+  if (result.outcome === 'stored') return { outcome: 'queued', view };
   if (view.cancellable) {
-    return c.signRefusal ? { outcome: 'held', refusal: refusalOf(c), view } : { outcome: 'ended', view };
+    // Still prepared after its SIGN was applied: only a refusal leaves it so.
+    if (!c.signRefusal) throw new Error(`prepared step ${transactionId}: a SIGN was applied without a decision`);
+    return { outcome: 'held', refusal: refusalOf(c), view };
   }
   if (!neverSigned(c)) return { outcome: 'signing', view };
   if (c.signRefusal?.effect === 'deny' && c.failure?.code === c.signRefusal.code) {
@@ -77,19 +82,24 @@ export async function signPreparedStep(
 /**
  * Delivers CANCEL to prepared step `transactionId`: `cancelled` when the step ended cancelled before it was signed (by
  * this CANCEL or an earlier one), with its nonce and wallet released; false when its SIGN had been taken (or it had
- * ended otherwise), in which case nothing changed: the caller answers 409.
+ * ended otherwise), in which case nothing changed: the caller answers 409. `queued`: the step is faulted; the CANCEL is
+ * stored and applied when the operator retries it.
  */
 export async function cancelPreparedStep(
   host: Pick<ActorHost, 'deliver'>,
   def: PaymentDefinition,
   transactionId: string,
   cancel: { eventId?: string; reason?: string } = {},
-): Promise<{ cancelled: boolean; view: PaymentView }> {
+): Promise<{ cancelled: boolean; queued: boolean; view: PaymentView }> {
   const result = await host.deliver(
     transactionId,
     { type: 'CANCEL', ...(cancel.reason !== undefined ? { reason: cancel.reason } : {}) },
     cancel.eventId === undefined ? {} : { id: cancel.eventId },
   );
   const view = viewOf(def, result.actor);
-  return { cancelled: view.context.failure?.code === 'CANCELLED_BEFORE_SIGNING', view };
+  return {
+    cancelled: view.context.failure?.code === 'CANCELLED_BEFORE_SIGNING',
+    queued: result.outcome === 'stored',
+    view,
+  };
 }
