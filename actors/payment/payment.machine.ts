@@ -445,7 +445,9 @@ function broadcastInput({ context }: { context: PaymentContext }): BroadcastInpu
  *   payments the node does not show; WAKE drives the retries of an unanswered broadcast and the end of the monitor
  *   window.
  * - After the monitor window the record says `failed` / `monitor_timeout` (no failed event) but the actor keeps
- *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record.
+ *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record. * - A prepared step (a yield step, `prepared` in its input) starts in `prepared` instead of `signing`: it holds its
+ *   wallet and nonce with its exact payload and signs only on a SIGN whose decision (the payment definition's, taken
+ *   in the step that applies it) allows it; a hold keeps it prepared, a denial or a CANCEL ends it unsigned.
  */
 export const paymentMachine = setup({
   types: {} as { context: PaymentContext; events: PaymentEvent; input: PaymentInput },
