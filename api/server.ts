@@ -6,6 +6,7 @@ import { type ChainPoller, createChainPoller } from '../actors/payment/chain-pol
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
 import { createReplacementAuthority } from '../actors/payment/replacement-authority.ts';
 import { createPaymentSigning } from '../actors/payment/sign-payment.ts';
+import { createStepAuthority } from '../actors/payment/step-authority.ts';
 import type { HoldResolver, PolicySource } from '../actors/signing/policy/policy-ports.ts';
 import type { PolicyReader } from '../actors/signing/policy/policy-reader.ts';
 import { policyReaderOf, policySourceOf } from '../actors/signing/policy/policy-source.ts';
@@ -190,6 +191,12 @@ export async function startApi(
     replacementDelayMs: config.replacementDelayMs,
     spend: store.spend,
     authority: createReplacementAuthority({
+      apiKeys: store.apiKeys,
+      wallets: store.wallets,
+      policy: signaturePolicy,
+    }),
+    // A prepared step's SIGN (a yield step) is decided in the step that applies it.
+    stepAuthority: createStepAuthority({
       apiKeys: store.apiKeys,
       wallets: store.wallets,
       policy: signaturePolicy,

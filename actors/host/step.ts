@@ -185,7 +185,10 @@ export function createSteps(
         mail.wakeAt !== undefined && e.ahead?.from === snap && e.ahead.at === mail.wakeAt ? e.ahead : undefined;
       e.ahead = undefined;
       const apply = (): AnyMachineSnapshot => {
-        const [n, actions] = ahead ? ahead.result : core.steppers.get(e.def)!.next(snap, mail.event);
+        // An external event, resolved by its definition in this transaction (what it decides is written with the step).
+        const event =
+          e.def.resolveEvent && mail.eventId !== undefined ? e.def.resolveEvent(e.id, snap, mail.event) : mail.event;
+        const [n, actions] = ahead ? ahead.result : core.steppers.get(e.def)!.next(snap, event);
         if (n.status === 'error') throw (n as { error?: unknown }).error ?? new Error('the machine errored');
         if (actions.length > 0) sortActions(e.def, e.id, nextStep, actions, intents, added, after);
         if (mail.intentKey !== undefined) intents.delete(mail.intentKey);

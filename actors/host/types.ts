@@ -2,7 +2,7 @@
  * The actor host's public types: what a machine's definition gives the host (its machine, effects, migrations, the
  * rows it writes, its wake time, how it is created and seen), and what the host's callers get back.
  */
-import type { AnyStateMachine, ContextFrom, InputFrom, SnapshotFrom, StateValue } from 'xstate';
+import type { AnyStateMachine, ContextFrom, EventObject, InputFrom, SnapshotFrom, StateValue } from 'xstate';
 import { CodedError } from '../../chains/domain/errors.ts';
 import type { ActorStore } from '../../store/actor-store.ts';
 
@@ -83,6 +83,13 @@ export interface MachineDefinition<
   /** What `spawn` and `waitFor` callers see of a committed state; without it, the generic view. */
   view?(actor: ActorView<ContextFrom<M>>): View;
   persist(actorId: string, snapshot: SnapshotFrom<M>, previous: SnapshotFrom<M> | undefined): void;
+  /**
+   * In the step's transaction, before an external event (delivered, or stored for a faulted actor and applied at its
+   * retry) is applied to `snapshot`: the event the machine gets instead, with what the definition decided for it there
+   * and wrote with the step (a payment's signing policy decision). Never called for effect outcomes or WAKEs. Throwing
+   * fails the step as a throwing transition does. Without it, the event as delivered.
+   */
+  resolveEvent?(actorId: string, snapshot: SnapshotFrom<M>, event: EventObject): EventObject;
   /** Absolute epoch ms at which the actor wants `{type: 'WAKE', at}`, or null. Time is data. */
   wakeAt?(snapshot: SnapshotFrom<M>): number | null;
   /** In the operator's abandon transaction: tidy the rows the actor describes. */

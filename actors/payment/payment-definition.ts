@@ -1,4 +1,4 @@
-import type { SnapshotFrom, StateValue } from 'xstate';
+import type { EventObject, SnapshotFrom, StateValue } from 'xstate';
 import { idempotencyKeyInUse, ServiceError } from '../../chains/domain/errors.ts';
 import type { IntentKind, TransactionStatus } from '../../chains/domain/payments.ts';
 import type { PaymentChain, TransferIntent, UnsignedPayment } from '../../chains/payment-chain.ts';
@@ -20,16 +20,22 @@ import {
   PAYMENT_MACHINE_VERSION,
   type PaymentAttempt,
   type PaymentContext,
+  type PaymentEvent,
   type PaymentInput,
+  type PreparedStepTerms,
   paymentMachine,
   type ReplacementInput,
+  type StepDecision,
 } from './payment.machine.ts';
 import { createPrepareReplacement, DEFAULT_REPLACEMENT_DELAY_MS } from './prepare-replacement.ts';
+import type { StepSignInput } from './step-authority.ts';
 
 type PaymentSnapshot = SnapshotFrom<typeof paymentMachine>;
+type SignEvent = Extract<PaymentEvent, { type: 'SIGN' }>;
 
 /** The record's status for each top-level state of the payment machine (spec: transaction record status). */
 const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
+  prepared: 'pending',
   signing: 'pending',
   broadcasting: 'pending',
   retrying: 'pending',
@@ -50,6 +56,7 @@ const STATUS_OF_STATE: Readonly<Record<string, TransactionStatus>> = {
  * go, though it is still watched.
  */
 const HOLDING: ReadonlySet<string> = new Set([
+  'prepared',
   'signing',
   'broadcasting',
   'retrying',
@@ -115,6 +122,12 @@ export interface PaymentAdmission {
    * else: no record, no actor. Absent: the caller decided before.
    */
   decide?: (transactionId: string) => SignatureDecision;
+  /**
+   * Admitted as a prepared step (a yield step): the record, its nonce, its hold and the exact payload are written now,
+   * and it waits (`prepared`) for a SIGN event, decided then by the step authority, or a CANCEL. Absent or null: it is
+   * signed on spawn.
+   */
+  prepared?: PreparedStepTerms | null;
 }
 
 /** A payment as its caller sees it: the committed state, with its record's status. */
@@ -122,6 +135,8 @@ export interface PaymentView extends ActorView<PaymentContext> {
   recordStatus: TransactionStatus;
   /** True while the signature and the first broadcast verdict are not in: a broadcasting request waits for them. */
   awaitingVerdict: boolean;
+  /** A prepared step whose SIGN was not taken: a CANCEL ends it. False once it is signing (or past it, or ended). */
+  cancellable: boolean;
 }
 
 export type PaymentDefinition = MachineDefinition<typeof paymentMachine, PaymentAdmission, PaymentView>;
@@ -241,6 +256,13 @@ export function createPaymentDefinition(deps: {
   spend?: Pick<SpendRepo, 'release'>;
   /** Before each replacement: whether the authority that admitted the payment still stands (null), or why not. */
   authority?(input: ReplacementInput): Promise<string | null> | string | null;
+  /**
+   * A prepared step's SIGN: the signing policy's decision (step-authority.ts), taken synchronously in the transaction
+   * of the step that applies it, so that the decision, its spend reservation, its log row and the case or review it
+   * opens are written with the step's state. Absent: every SIGN is allowed (tests of other parts; the service wires
+   * it).
+   */
+  stepAuthority?(input: StepSignInput): StepDecision;
   now?: () => number;
 }): PaymentDefinition {
   const now = deps.now ?? Date.now;
@@ -255,6 +277,11 @@ export function createPaymentDefinition(deps: {
   function create(id: string, a: PaymentAdmission): PaymentInput {
     const { wallet, chain } = a;
     const family = paymentFamilies[chain.family];
+    if (a.prepared && (a.autoRetry || a.cancels || !family.allocatesNonce)) {
+      // A prepared step keeps one exact payload under its nonce until it is signed: no retry terms, no cancellation of
+      // another payment, and no family whose payload expires while it waits (a Solana blockhash).
+      throw new Error('a prepared step is an EVM payment without auto-retry or cancellation terms');
+    }
     const blocking = deps.transactions.holder(wallet.id, chain.key);
     if (blocking && blocking !== a.cancels) throw holdConflict(wallet.id, blocking);
     if (a.decide) {
@@ -309,7 +336,7 @@ export function createPaymentDefinition(deps: {
         attempts: attemptsJson([
           {
             ordinal: 0,
-            stage: 'signing',
+            stage: a.prepared ? 'prepared' : 'signing',
             preparedAt: Date.parse(createdAt),
             hash: null,
             lastBroadcastAt: null,
@@ -347,7 +374,38 @@ export function createPaymentDefinition(deps: {
       preparedAt: Date.parse(createdAt),
       ...(validity.lastValidBlockHeight === null ? {} : { lastValidBlockHeight: validity.lastValidBlockHeight }),
       autoRetry: a.autoRetry ? { ...a.autoRetry, replacementDelayMs } : null,
+      ...(a.prepared ? { prepared: { operation: a.prepared.operation } } : {}),
     };
+  }
+
+  /**
+   * A SIGN for a prepared step gets its decision here, in the step's transaction; a decision its sender put in is
+   * dropped. Any other SIGN (the step is signing, or past it) gets none, and the machine ignores it.
+   */
+  function resolveEvent(id: string, snap: PaymentSnapshot, event: EventObject): EventObject {
+    if (event.type !== 'SIGN') return event;
+    const { decision: _sent, at: _at, ...sign } = event as SignEvent;
+    const at = now();
+    const c = snap.context;
+    if (snap.status !== 'active' || topState(snap.value) !== 'prepared' || !c.prepared) {
+      const ignored: SignEvent = { ...sign, at };
+      return ignored;
+    }
+    const decision: StepDecision = deps.stepAuthority
+      ? deps.stepAuthority({
+          transactionId: id,
+          apiKeyId: c.apiKeyId,
+          walletId: c.walletId,
+          walletAddress: c.walletAddress,
+          operation: c.prepared.operation,
+          chainRef: c.chainId ?? c.network,
+          payload: c.payload,
+          ...(sign.reference ? { reference: sign.reference } : {}),
+          ...(sign.initiatorUserId !== undefined ? { initiatorUserId: sign.initiatorUserId } : {}),
+        })
+      : { effect: 'allow' };
+    const decided: SignEvent = { ...sign, at, decision };
+    return decided;
   }
 
   /**
@@ -431,7 +489,9 @@ export function createPaymentDefinition(deps: {
       ...actor,
       recordStatus: paymentStatus(actor),
       awaitingVerdict: actor.status === 'active' && AWAITING_VERDICT.has(topState(actor.value)),
+      cancellable: actor.status === 'active' && topState(actor.value) === 'prepared',
     }),
+    resolveEvent,
     effects: {
       sign: {
         run: (input, ctx) => deps.sign(input as Parameters<typeof deps.sign>[0], { effectKey: ctx.key }),
@@ -541,7 +601,7 @@ export function createPaymentDefinition(deps: {
 /** Failure stages at which nothing was signed that could still execute. */
 const UNSIGNED_STAGES: ReadonlySet<string> = new Set(['mpc_sign', 'signer_verify', 'signature_apply']);
 /** Failure codes proving every signature of the payment can never execute. */
-const NEVER_EXECUTES: ReadonlySet<string> = new Set(['TRANSACTION_EXPIRED', 'REPLACED', 'CANCELLED']);
+const NEVER_EXECUTES: ReadonlySet<string> = new Set(['TRANSACTION_EXPIRED', 'REPLACED', 'NONCE_CONSUMED', 'CANCELLED']);
 
 /** The chain's proofs (a `dropped` observation's reason) that no signature of the payment can ever execute. */
 const PROVEN_UNEXECUTABLE: ReadonlySet<string> = new Set(['expired', 'nonce_consumed']);

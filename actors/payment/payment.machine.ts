@@ -41,6 +41,46 @@ export interface PaymentInput {
   lastValidBlockHeight?: number | null;
   /** The terms of an auto-retry transfer; absent or null for every other payment. */
   autoRetry?: AutoRetryTerms | null;
+  /**
+   * A prepared step (a yield step): admitted with its record, nonce and hold like any payment, it is not signed on
+   * spawn but waits in `prepared` for a SIGN event (or a CANCEL). Absent or null: signed on spawn, as every transfer
+   * and broadcast `sign-transaction`.
+   */
+  prepared?: PreparedStepTerms | null;
+}
+
+/** What a prepared step signs for: the signing policy's operation its SIGN is decided as. */
+export interface PreparedStepTerms {
+  operation: 'yield_deposit' | 'yield_withdraw';
+}
+
+/**
+ * A prepared step's SIGN as the payment definition decided it, in the step's transaction, at the one decision point
+ * (signature-policy.ts): `allow` signs the stored payload; `deny` (a definitive refusal) fails the step with the
+ * policy's code; `hold` (a review or case required, an approval rule the wallet cannot meet, a request the policy
+ * could not take) signs nothing and leaves the step prepared, the exact payload kept for a later SIGN.
+ */
+export type StepDecision =
+  | { effect: 'allow' }
+  | { effect: 'deny' | 'hold'; code: string; httpStatus: number; message: string; details: Record<string, unknown> };
+
+/** The latest SIGN a policy refused (held or denied): what the caller reports (its code, `reviewId`/`caseId`). */
+export interface SignRefusal {
+  effect: 'deny' | 'hold';
+  code: string;
+  /** The HTTP status its caller answers (403 for a policy's refusal, 409 CONFLICT). */
+  httpStatus: number;
+  message: string;
+  details: Record<string, unknown>;
+  at: number;
+}
+
+/** What names a prepared step's signature request for holds (signature-policy.ts `RequestReference`), as sent. */
+export interface SignReference {
+  idempotencyKey: string | null;
+  route: string;
+  /** SHA-256 (hex) of the request body in canonical JSON. */
+  bodyHash: string;
 }
 
 /** What an auto-retry transfer was admitted with (never changed by a replay of its request). */
@@ -161,6 +201,8 @@ export interface PaymentContext extends PaymentInput {
   attempts: PaymentAttempt[];
   /** An auto-retry payment's retrying; absent or null for every other payment. */
   autoRetry?: AutoRetryProgress | null;
+  /** A prepared step: the latest SIGN its policy refused (cleared when a SIGN is allowed). Absent for other payments. */
+  signRefusal?: SignRefusal | null;
 }
 
 export interface OperatorRelease {
@@ -214,7 +256,21 @@ export type PaymentEvent =
    */
   | { type: 'OBSERVED'; observation: Observation; at: number; hash?: string; candidates?: string[] }
   /** The operator releases the hold (admin API): the payment stops sending and keeps being watched. */
-  | { type: 'OPERATOR_RELEASE'; reason: string; by: string; at: number };
+  | { type: 'OPERATOR_RELEASE'; reason: string; by: string; at: number }
+  /**
+   * A prepared step is to be signed. `decision` is the payment definition's (taken in the step's transaction; one a
+   * sender put there is replaced): without it nothing is signed. `reference`: what names the request for holds, the
+   * same on every SIGN of the step so that an approval of its hold is found.
+   */
+  | {
+      type: 'SIGN';
+      at?: number;
+      reference?: SignReference;
+      initiatorUserId?: string | null;
+      decision?: StepDecision;
+    }
+  /** A prepared step is abandoned before it is signed (refused once its SIGN was taken). */
+  | { type: 'CANCEL'; at?: number; reason?: string };
 
 /**
  * Bumped whenever stored states of the previous version need a migration (payment-definition.ts holds them).
@@ -254,17 +310,27 @@ function errorOf(e: unknown): { code: string; message: string; at: number | null
 }
 
 /** The failure and monitoring of a payment proven unable to execute (`stage`: where it failed). */
-function droppedFailure(event: PaymentEvent, stage: 'monitor' | 'broadcast'): Partial<PaymentContext> {
+function droppedFailure(
+  context: PaymentContext,
+  event: PaymentEvent,
+  stage: 'monitor' | 'broadcast',
+): Partial<PaymentContext> {
   if (event.type !== 'OBSERVED' || event.observation.status !== 'dropped') return {};
   const o = event.observation;
   const expired = o.reason === 'expired';
+  const winner = o.reason === 'nonce_consumed' ? o.winningHash : 'unknown';
+  // The failure code by intent: a yield step's saved nonce consumed without its receipt is the spec's NONCE_CONSUMED
+  // (on the step and its operation); a transfer or a broadcast transaction was REPLACED.
+  const yieldStep = context.intentKind === 'yield';
   return {
     failure: {
       stage,
-      code: expired ? 'TRANSACTION_EXPIRED' : 'REPLACED',
+      code: expired ? 'TRANSACTION_EXPIRED' : yieldStep ? 'NONCE_CONSUMED' : 'REPLACED',
       message: expired
         ? 'the transaction can no longer execute: its blockhash expired and it is not on the finalized chain'
-        : `another transaction (${o.reason === 'nonce_consumed' ? o.winningHash : 'unknown'}) used this nonce on the finalized chain; this one can never execute`,
+        : yieldStep
+          ? `this step's saved nonce was consumed on the finalized chain by another transaction (${winner}) without a receipt of this step; it can never execute`
+          : `another transaction (${winner}) used this nonce on the finalized chain; this one can never execute`,
     },
     monitoring: { reason: o.reason, ...(o.reason === 'nonce_consumed' ? { winningHash: o.winningHash } : {}) },
     wakeAt: null,
@@ -379,7 +445,9 @@ function broadcastInput({ context }: { context: PaymentContext }): BroadcastInpu
  *   payments the node does not show; WAKE drives the retries of an unanswered broadcast and the end of the monitor
  *   window.
  * - After the monitor window the record says `failed` / `monitor_timeout` (no failed event) but the actor keeps
- *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record.
+ *   watching, and holding its wallet and chain, until the chain decides: a later confirmation updates the record. * - A prepared step (a yield step, `prepared` in its input) starts in `prepared` instead of `signing`: it holds its
+ *   wallet and nonce with its exact payload and signs only on a SIGN whose decision (the payment definition's, taken
+ *   in the step that applies it) allows it; a hold keeps it prepared, a denial or a CANCEL ends it unsigned.
  */
 export const paymentMachine = setup({
   types: {} as { context: PaymentContext; events: PaymentEvent; input: PaymentInput },
@@ -468,6 +536,11 @@ export const paymentMachine = setup({
       context.family === 'EVM' &&
       context.autoRetry?.state === 'active' &&
       event.at >= (replacementWake(context) ?? Number.POSITIVE_INFINITY),
+    /** Admitted as a prepared step: it waits for SIGN instead of signing on spawn. */
+    startsOnSign: ({ context }) => Boolean(context.prepared),
+    signAllowed: ({ event }) => event.type === 'SIGN' && event.decision?.effect === 'allow',
+    signDenied: ({ event }) => event.type === 'SIGN' && event.decision?.effect === 'deny',
+    signHeld: ({ event }) => event.type === 'SIGN' && event.decision?.effect === 'hold',
     planReplace: ({ event }) => (event as { output?: ReplacementPlan }).output?.kind === 'replace',
     planWait: ({ event }) => (event as { output?: ReplacementPlan }).output?.kind === 'wait',
   },
@@ -499,6 +572,7 @@ export const paymentMachine = setup({
      */
     recordDropped: assign(({ context, event }) => {
       const dropped: Partial<PaymentContext> = droppedFailure(
+        context,
         event,
         context.acceptedAt !== null ? 'monitor' : 'broadcast',
       );
@@ -691,6 +765,56 @@ export const paymentMachine = setup({
         },
       };
     }),
+    /** A prepared step's SIGN allowed: attempt 0's signing is durable with this step, before the signature is asked. */
+    startSigning: assign(({ context }) => ({
+      attempts: withAttempt(context, 0, { stage: 'signing' }),
+      signRefusal: null,
+    })),
+    /** A prepared step's SIGN held by its policy: nothing signed, the step stays prepared with the same payload. */
+    noteSignRefusal: assign(({ event }) => {
+      if (event.type !== 'SIGN' || !event.decision || event.decision.effect === 'allow') return {};
+      const d = event.decision;
+      return {
+        signRefusal: {
+          effect: d.effect,
+          code: d.code,
+          httpStatus: d.httpStatus,
+          message: d.message,
+          details: d.details,
+          at: event.at ?? 0,
+        },
+      };
+    }),
+    /** A prepared step's SIGN denied for good: it fails with the policy's code; nothing was signed. */
+    failSignDenied: assign(({ context, event }) => {
+      if (event.type !== 'SIGN' || !event.decision || event.decision.effect === 'allow') return {};
+      const d = event.decision;
+      return {
+        attempts: withAttempt(context, 0, { stage: 'rejected' }),
+        failure: { stage: 'mpc_sign' as const, code: d.code, message: d.message },
+        signRefusal: {
+          effect: d.effect,
+          code: d.code,
+          httpStatus: d.httpStatus,
+          message: d.message,
+          details: d.details,
+          at: event.at ?? 0,
+        },
+      };
+    }),
+    /** A prepared step cancelled before its SIGN was taken: nothing was signed, and nothing ever will be. */
+    failCancelled: assign(({ context, event }) => {
+      const by = event.type === 'OPERATOR_RELEASE' ? ' by the operator' : '';
+      const reason = (event.type === 'CANCEL' || event.type === 'OPERATOR_RELEASE') && event.reason;
+      return {
+        attempts: withAttempt(context, 0, { stage: 'rejected' }),
+        failure: {
+          stage: 'mpc_sign' as const,
+          code: 'CANCELLED_BEFORE_SIGNING',
+          message: `cancelled${by} before it was signed${reason ? ` (${reason})` : ''}: nothing was signed or broadcast, and its nonce is free again`,
+        },
+      };
+    }),
     /** The WAKE that ends the monitor window (resending the bytes meanwhile is the chain poller's work). */
     wakeAtWindowEnd: assign(({ context }) => ({
       // An auto-retry payment wakes for its replacement (or its deadline) instead.
@@ -723,11 +847,12 @@ export const paymentMachine = setup({
     broadcastAt: null,
     acceptedAt: null,
     wakeAt: null,
-    // Admission and the signing request commit together: attempt 0's first durable stage is `signing`.
+    // Admission and the signing request commit together: attempt 0's first durable stage is `signing`; a prepared
+    // step's is `prepared` (its signing is asked by the step that takes its SIGN).
     attempts: [
       {
         ordinal: 0,
-        stage: 'signing',
+        stage: input.prepared ? 'prepared' : 'signing',
         preparedAt: input.preparedAt,
         hash: null,
         lastBroadcastAt: null,
@@ -737,8 +862,9 @@ export const paymentMachine = setup({
     autoRetry: input.autoRetry
       ? { ...input.autoRetry, state: 'active', reason: null, bumpCount: 0, replacements: [] }
       : null,
+    ...(input.prepared ? { signRefusal: null } : {}),
   }),
-  initial: 'signing',
+  initial: 'admitted',
   on: {
     OBSERVED: [
       { guard: 'cancelled', target: '.failed', actions: 'recordCancelled' },
@@ -748,6 +874,32 @@ export const paymentMachine = setup({
     ],
   },
   states: {
+    /** Left at once, in the spawn's own step: a prepared step waits for its SIGN, any other payment is signed. */
+    admitted: {
+      always: [{ guard: 'startsOnSign', target: 'prepared' }, { target: 'signing' }],
+    },
+    /**
+     * Status `pending`, holding the wallet and its nonce: a prepared step with its exact payload (transaction, nonce,
+     * fees), durable, unsigned. SIGN is decided by the payment definition in the step that applies it: allowed, it is
+     * signed (from then on CANCEL is refused); denied, it fails with the policy's code; held, it stays prepared with
+     * the refusal noted, to be signed by a later SIGN exactly as prepared. CANCEL ends it, nothing signed.
+     */
+    prepared: {
+      on: {
+        SIGN: [
+          { guard: 'signAllowed', target: 'signing', actions: 'startSigning' },
+          { guard: 'signDenied', target: 'failed', actions: 'failSignDenied' },
+          { guard: 'signHeld', actions: 'noteSignRefusal' },
+        ],
+        CANCEL: { target: 'failed', actions: 'failCancelled' },
+        // Releasing the hold of an unsigned step would let another payment take its nonce while it may still be
+        // signed: the operator's release ends it as a cancellation does.
+        OPERATOR_RELEASE: {
+          target: 'failed',
+          actions: ['failCancelled', { type: 'noteOperatorRelease', params: { status: 'failed' } }],
+        },
+      },
+    },
     signing: {
       invoke: {
         src: 'sign',

@@ -41,8 +41,10 @@ import {
 import { createWalletSigner } from '../signing/wallet-signer.ts';
 import { createChainPoller } from './chain-poller.ts';
 import type { PaymentContext, PaymentPayload, SignedPayment } from './payment.machine.ts';
+import { cancelPreparedStep, signPreparedStep } from './prepared-step.ts';
 import { createReplacementAuthority } from './replacement-authority.ts';
 import { createPaymentSigning } from './sign-payment.ts';
+import { createStepAuthority } from './step-authority.ts';
 
 /** The payloads of this project's payment families, as the sign effect receives them. */
 type Payload = EvmPaymentPayload | SolanaPaymentPayload;
@@ -131,6 +133,8 @@ function setup(
     policy?: SignaturePolicy;
     /** The service's decision point (createSignatureGate) over this store, reading these policies. */
     policies?: PolicySource;
+    /** With `policies`: holds resolved by this store's approvals (reviews), as the service wires them. */
+    approvals?: boolean;
   } = {},
 ) {
   const file = opts.file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-pay-')), 'service.db');
@@ -139,7 +143,7 @@ function setup(
   const gate = opts.policies
     ? createSignatureGate({
         policies: opts.policies,
-        holds: holdsNotWired,
+        holds: opts.approvals ? store.approvals : holdsNotWired,
         spend: store.spend,
         decisions: store.policyDecisions,
         writer: store.writer,
@@ -160,6 +164,19 @@ function setup(
       n += 1;
       return { signedTransaction: `0xsigned${n}`, hash: `0xhash${n}` };
     });
+  const apiKeys = {
+    get: (id: string) =>
+      id === 'key'
+        ? {
+            id,
+            projectId: 'proj',
+            environment: 'development' as const,
+            secretHash: 'h',
+            createdAt: 'c',
+            rotatedAt: null,
+          }
+        : undefined,
+  };
   const paymentActors = createPaymentDefinition({
     transactions: store.transactions,
     outbox: store.outbox,
@@ -171,6 +188,8 @@ function setup(
     monitorWindowMs: opts.monitorWindowMs ?? 60_000,
     replacementDelayMs: 20,
     spend: store.spend,
+    // A prepared step's SIGN, decided as production wires it (api/server.ts), when a policy is given.
+    ...(gate ? { stepAuthority: createStepAuthority({ apiKeys, wallets: store.wallets, policy: gate }) } : {}),
     ...(policy
       ? {
           authority: createReplacementAuthority({
@@ -1176,4 +1195,394 @@ test('signing policies: a payment over the cap is refused at admission with 403 
   );
   assert.equal(spentToday(t), 0n);
   await t.host.stop();
+});
+
+// --- Prepared steps (yield steps): admitted with their record, nonce and hold, signed only on a durable SIGN.
+
+/** The lending pool a yield step calls (the protocol's Sepolia pool). */
+const POOL = '0x6Ae43d3271ff6888e7Fc43Fd7321a503ff738951';
+/** ERC-20 `approve(POOL, 1 USDC)`: what a deposit's approval step signs. */
+const APPROVE_CALLDATA = `0x095ea7b3${POOL.slice(2).toLowerCase().padStart(64, '0')}${(1_000_000).toString(16).padStart(64, '0')}`;
+
+/**
+ * Admits a prepared yield step of wallet w1 on chain 31337 (nonce from the node's pending count: 7). `reserve`: the
+ * admission itself is decided (and counts `reserve` wei) by the setup's policy gate, in the record's transaction.
+ */
+async function prepareStep(t: ReturnType<typeof setup>, id: string = randomUUID(), reserve?: string): Promise<string> {
+  const gate = t.gate;
+  const view = await t.host.spawn(t.paymentActors, id, {
+    ...(gate && reserve
+      ? {
+          decide: (transactionId: string) =>
+            gate.decideWithin({
+              principal: { keyId: 'key', projectId: 'proj', environment: 'development' },
+              wallet: t.wallet,
+              operation: 'transfer',
+              rawSignature: false,
+              chainId: '31337',
+              facts: () => extractEvmTransferFacts('31337', { to: POOL, value: reserve, kind: 'NATIVE' }),
+              spendRef: transactionId,
+            }),
+        }
+      : {}),
+    apiKeyId: 'key',
+    wallet: t.wallet,
+    chain: t.chain,
+    chainRef: '31337',
+    intentKind: 'yield',
+    signs: {
+      kind: 'transfer',
+      unsigned: {
+        family: 'EVM',
+        chainId: 31337,
+        type: 2,
+        to: POOL,
+        value: '0',
+        data: APPROVE_CALLDATA,
+        gasLimit: '60000',
+        maxFeePerGas: '3000000000',
+        maxPriorityFeePerGas: '1000000000',
+      },
+      pendingNonce: 7,
+    },
+    record: { to: POOL, value: '0', tokenAddress: null },
+    idempotency: null,
+    prepared: { operation: 'yield_deposit' },
+  });
+  assert.equal(view.value, 'prepared');
+  assert.equal(view.cancellable, true);
+  return id;
+}
+
+/** What a prepared step's record shows: its status, hold, hash, nonce and attempt 0's stage. */
+function stepRecord(t: ReturnType<typeof setup>, id: string) {
+  const row = t.store.transactions.getAny(id)!;
+  const [attempt] = JSON.parse(row.attempts!) as [{ stage: string; hash: string | null }];
+  return { row, attempt, holder: t.store.transactions.holder('w1', 'evm:31337') };
+}
+
+test('prepared step: admitted with its record, nonce and hold, unsigned; SIGN signs exactly that payload, then broadcast and confirmed', async () => {
+  const t = setup();
+  await t.host.start();
+  try {
+    // A prepared step keeps one payload under its nonce: auto-retry terms are refused, and nothing is left behind.
+    await assert.rejects(
+      t.host.spawn(t.paymentActors, randomUUID(), {
+        apiKeyId: 'key',
+        wallet: t.wallet,
+        chain: t.chain,
+        chainRef: '31337',
+        intentKind: 'yield',
+        signs: {
+          kind: 'transfer',
+          unsigned: await t.chain.buildTransfer(ADDRESS, { to: POOL, value: '0', kind: 'NATIVE' }),
+          pendingNonce: 7,
+        },
+        record: { to: POOL, value: '0', tokenAddress: null },
+        idempotency: null,
+        prepared: { operation: 'yield_deposit' },
+        autoRetry: { ceiling: '1000000000000000', expiresAt: Date.now() + 60_000 },
+      }),
+      /a prepared step is an EVM payment without auto-retry/,
+    );
+    assert.equal(t.store.transactions.holder('w1', 'evm:31337'), undefined);
+    const id = await prepareStep(t);
+    let r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.intentKind, r.row.status, r.row.nonce, r.row.unresolved, r.row.hash, r.attempt.stage, r.holder],
+      ['yield', 'pending', 7, 1, null, 'prepared', id],
+    );
+    // It holds the wallet like any payment: another one is refused, nothing queued.
+    await assert.rejects(t.payments.transfer(principal, 'w1', transfer), { code: 'WALLET_TRANSACTION_UNRESOLVED' });
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(t.signed.length, 0, 'nothing is signed on spawn');
+    assert.equal(t.state.broadcasts.length, 0);
+    const prepared = t.host.read(id)!.context as unknown as PaymentContext;
+
+    const sign = await signPreparedStep(t.host, t.paymentActors, id, { eventId: 'sign-1' });
+    assert.equal(sign.outcome, 'signing');
+    assert.equal(sign.view.cancellable, false);
+    const view = await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'submitted');
+    assert.equal(t.signed.length, 1);
+    assert.deepEqual(t.signed[0], prepared.payload, 'the exact prepared payload: transaction, nonce and fees');
+    assert.equal(t.signed[0]!.family === 'EVM' && t.signed[0]!.transaction.nonce, 7);
+    assert.equal(view.context.hash, '0xhash1');
+    assert.deepEqual(t.state.broadcasts, ['0xsigned1']);
+    // The same SIGN delivered again (same id) and another SIGN once signing: nothing more is signed.
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id, { eventId: 'sign-1' })).outcome, 'signing');
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'signing');
+
+    t.state.seen.set('0xhash1', {
+      status: 'included',
+      final: true,
+      success: true,
+      blockNumber: '9',
+      blockHash: '0xb9',
+    });
+    await t.poller.pollOnce();
+    r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.status, r.row.blockNumber, r.row.unresolved, r.attempt.stage, r.holder],
+      ['confirmed', '9', 0, 'submitted', undefined],
+    );
+    assert.equal(t.signed.length, 1);
+    // A yield step's record is heard of by its rest.transaction.* events only (no send.* events).
+    const heard = events(t.store);
+    assert.deepEqual(
+      heard.map((e) => e.type),
+      ['rest.transaction.confirmed'],
+    );
+    assert.deepEqual([heard[0]!.data['transactionId'], heard[0]!.data['intentKind']], [id, 'yield']);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('prepared step: a host restart leaves it prepared and unsigned; the SIGN after it signs once', async () => {
+  const t = setup();
+  await t.host.start();
+  const id = await prepareStep(t);
+  // What a crash at this point would leave: the prepared state, durable, and no effect for a restart to run.
+  const row = t.store.actors.get(id)!;
+  assert.deepEqual([row.state, row.wakeAt], ['prepared', null]);
+  assert.deepEqual(t.store.actors.effectsOf(id), []);
+  await t.host.stop();
+  t.store.close();
+
+  const again = setup({ file: t.file });
+  await again.host.start();
+  try {
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(again.host.read(id)!.value, 'prepared');
+    const r = stepRecord(again, id);
+    assert.deepEqual([r.row.status, r.attempt.stage, r.row.hash, r.holder], ['pending', 'prepared', null, id]);
+    assert.equal(t.signed.length + again.signed.length, 0, 'nothing was signed by either start');
+
+    assert.equal((await signPreparedStep(again.host, again.paymentActors, id)).outcome, 'signing');
+    await again.host.waitFor(again.paymentActors, id, (v) => v.value === 'submitted');
+    assert.equal(again.signed.length, 1);
+    assert.equal(again.signed[0]!.family === 'EVM' && again.signed[0]!.transaction.nonce, 7);
+    assert.equal(again.state.broadcasts.length, 1);
+  } finally {
+    await again.host.stop();
+  }
+});
+
+test('prepared step: CANCEL before SIGN ends it unsigned and frees its nonce and wallet; a later SIGN signs nothing', async () => {
+  const t = setup({ policies: capped(1_000n) });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t, randomUUID(), '5');
+    assert.equal(spentToday(t), 5n, 'the admission counted its amount');
+    const cancel = await cancelPreparedStep(t.host, t.paymentActors, id, { reason: 'the operation was cancelled' });
+    assert.equal(cancel.cancelled, true);
+    assert.equal(cancel.view.status, 'done');
+    const r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.status, r.row.failureStage, r.row.failureCode, r.row.unresolved, r.row.hash, r.attempt.stage, r.holder],
+      ['failed', 'mpc_sign', 'CANCELLED_BEFORE_SIGNING', 0, null, 'rejected', undefined],
+    );
+    // Cancelled again: the same answer. SIGN after it: nothing signed.
+    assert.equal((await cancelPreparedStep(t.host, t.paymentActors, id)).cancelled, true);
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'ended');
+    assert.equal(t.signed.length, 0, 'the signer was never called');
+    assert.equal(spentToday(t), 0n, 'no signature of it can exist: its amount is released');
+    assert.notEqual(t.store.spend.entriesOf('key', id)[0]!.releasedAt, null);
+    const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!;
+    assert.deepEqual(
+      [failed.data['transactionId'], failed.data['intentKind'], failed.data['failureCode'], failed.data['hash']],
+      [id, 'yield', 'CANCELLED_BEFORE_SIGNING', null],
+    );
+
+    // The next payment of the wallet takes the nonce the step had.
+    const next = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in next);
+    assert.equal(t.signed.length, 1);
+    assert.equal(t.signed[0]!.family === 'EVM' && t.signed[0]!.transaction.nonce, 7);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('prepared step: CANCEL once its SIGN was taken is refused (not cancellable), while signing and after', async () => {
+  let release!: () => void;
+  const started: PaymentPayload[] = [];
+  const t = setup({
+    sign: async (p) => {
+      started.push(p);
+      await new Promise<void>((res) => {
+        release = res;
+      });
+      return { signedTransaction: '0xsigned1', hash: '0xhash1' };
+    },
+  });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t);
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'signing');
+    // The SIGN step is committed; the signature is under way.
+    const during = await cancelPreparedStep(t.host, t.paymentActors, id);
+    assert.deepEqual([during.cancelled, during.view.cancellable, during.view.value], [false, false, 'signing']);
+    while (started.length === 0) await new Promise((res) => setTimeout(res, 5));
+    release();
+    await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'submitted');
+    const after = await cancelPreparedStep(t.host, t.paymentActors, id);
+    assert.deepEqual([after.cancelled, after.view.value], [false, 'submitted']);
+    const r = stepRecord(t, id);
+    assert.deepEqual([r.row.status, r.row.failureCode, r.row.unresolved, r.holder], ['submitted', null, 1, id]);
+    assert.equal(started.length, 1);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+/** Permissions on for key `key`, with one guardrail rule of `effect` on deposits to the pool. */
+function onDeposits(effect: 'deny' | 'require_approval'): PolicySource {
+  const checked = validatePolicy({
+    name: 'deposits',
+    layer: 'guardrail',
+    scope: { walletType: 'EVM', networks: ['eip155:31337'] },
+    rules: [{ id: 'pool', effect, actions: ['yield_deposit'], conditions: [{ fact: 'tx.to', op: 'eq', value: POOL }] }],
+  });
+  assert.ok(checked.valid, JSON.stringify(checked));
+  return {
+    permissions: () => ({ enabled: true, approvals: true }),
+    activeGuardrails: () => [{ id: 'deposits', version: 1, createdAt: 1, document: checked.policy }],
+  };
+}
+
+test('prepared step: a SIGN the policy denies signs nothing and fails the step with POLICY_DENIED; the wallet is free', async () => {
+  const t = setup({ policies: onDeposits('deny') });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t);
+    const sign = await signPreparedStep(t.host, t.paymentActors, id);
+    assert.equal(sign.outcome, 'denied');
+    assert.ok(sign.outcome === 'denied');
+    assert.deepEqual([sign.refusal.code, sign.refusal.httpStatus], ['POLICY_DENIED', 403]);
+    assert.deepEqual(sign.refusal.details?.['deniedBy'], [
+      { reason: 'denied-by-rule', policyId: 'deposits', ruleId: 'pool' },
+    ]);
+    const r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.status, r.row.failureStage, r.row.failureCode, r.row.unresolved, r.attempt.stage, r.holder],
+      ['failed', 'mpc_sign', 'POLICY_DENIED', 0, 'rejected', undefined],
+    );
+    assert.equal(t.signed.length, 0, 'nothing was signed');
+    const log = t.store.policyDecisions.between('key', 0, Number.MAX_SAFE_INTEGER, 100);
+    assert.deepEqual(
+      log.map((l) => [l.action, l.effect, l.spendRef]),
+      [['yield_deposit', 'deny', id]],
+    );
+    assert.equal((await cancelPreparedStep(t.host, t.paymentActors, id)).cancelled, false);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('prepared step: a SIGN held for review signs nothing and keeps the step prepared; after approval a SIGN signs the same payload', async () => {
+  const t = setup({ policies: onDeposits('require_approval'), approvals: true });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t);
+    const before = t.host.read(id)!.context as unknown as PaymentContext;
+    const reference = { idempotencyKey: 'yield-key-1', route: 'yield/deposits', bodyHash: 'a'.repeat(64) };
+    const held = await signPreparedStep(t.host, t.paymentActors, id, { reference });
+    assert.ok(held.outcome === 'held', held.outcome);
+    assert.deepEqual([held.refusal.code, held.refusal.httpStatus], ['POLICY_REVIEW_REQUIRED', 403]);
+    const reviewId = held.refusal.details?.['reviewId'];
+    assert.equal(typeof reviewId, 'string');
+    assert.equal(held.view.value, 'prepared');
+    assert.equal(held.view.cancellable, true, 'a held step can still be cancelled');
+    let r = stepRecord(t, id);
+    assert.deepEqual([r.row.status, r.attempt.stage, r.holder, r.row.nonce], ['pending', 'prepared', id, 7]);
+    assert.equal(t.signed.length, 0, 'nothing was signed');
+
+    // A decision its sender puts in the SIGN is not the decision: the step decides again, and holds.
+    await t.host.deliver(id, { type: 'SIGN', reference, decision: { effect: 'allow' } });
+    assert.equal(t.host.read(id)!.value, 'prepared');
+    assert.equal(t.signed.length, 0);
+    // Not approved yet: held again, the same review.
+    const again = await signPreparedStep(t.host, t.paymentActors, id, { reference });
+    assert.ok(again.outcome === 'held');
+    assert.equal(again.refusal.details?.['reviewId'], reviewId);
+    assert.equal(t.signed.length, 0);
+
+    t.store.approvals.decideReview(reviewId as string, 'approve', Date.now());
+    const approved = await signPreparedStep(t.host, t.paymentActors, id, { reference });
+    assert.equal(approved.outcome, 'signing');
+    await t.host.waitFor(t.paymentActors, id, (v) => v.value === 'submitted');
+    assert.equal(t.signed.length, 1);
+    assert.deepEqual(t.signed[0], before.payload, 'exactly the prepared payload: the same nonce and fees');
+    r = stepRecord(t, id);
+    assert.deepEqual([r.row.status, r.row.nonce, r.attempt.stage], ['submitted', 7, 'submitted']);
+    const view = t.host.read(id)!.context as unknown as PaymentContext;
+    assert.equal(view.signRefusal, null, 'the refusal is cleared once signed');
+    const log = t.store.policyDecisions.between('key', 0, Number.MAX_SAFE_INTEGER, 100);
+    assert.deepEqual(
+      log.map((l) => [l.action, l.effect]),
+      [
+        ['yield_deposit', 'hold'],
+        ['yield_deposit', 'hold'],
+        ['yield_deposit', 'hold'],
+        ['yield_deposit', 'allow'],
+      ],
+    );
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('a nonce consumed without a receipt fails a yield step with NONCE_CONSUMED, and a transfer still with REPLACED', async () => {
+  const t = setup();
+  await t.host.start();
+  try {
+    const step = await prepareStep(t);
+    await signPreparedStep(t.host, t.paymentActors, step);
+    await t.host.waitFor(t.paymentActors, step, (v) => v.value === 'submitted');
+    t.state.seen.set('0xhash1', { status: 'dropped', reason: 'nonce_consumed', winningHash: '0xother' });
+    await t.poller.pollOnce();
+    let r = stepRecord(t, step);
+    assert.deepEqual(
+      [r.row.status, r.row.failureStage, r.row.failureCode, r.row.unresolved, JSON.parse(r.row.monitoring!)],
+      ['failed', 'monitor', 'NONCE_CONSUMED', 0, { reason: 'nonce_consumed', winningHash: '0xother' }],
+    );
+    const failed = events(t.store).find((e) => e.type === 'rest.transaction.failed')!;
+    assert.deepEqual(
+      [failed.data['transactionId'], failed.data['intentKind'], failed.data['failureCode']],
+      [step, 'yield', 'NONCE_CONSUMED'],
+    );
+
+    const payment = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in payment);
+    t.state.seen.set('0xhash2', { status: 'dropped', reason: 'nonce_consumed', winningHash: '0xother2' });
+    await t.poller.pollOnce();
+    r = stepRecord(t, payment.transactionId);
+    assert.deepEqual([r.row.status, r.row.failureStage, r.row.failureCode], ['failed', 'monitor', 'REPLACED']);
+  } finally {
+    await t.host.stop();
+  }
+});
+
+test('prepared step: the operator releasing its hold ends it as a cancellation (nothing signed, its nonce free)', async () => {
+  const t = setup();
+  const holds = createHoldsAdmin({ store: t.store, host: t.host });
+  await t.host.start();
+  try {
+    const id = await prepareStep(t);
+    const released = await holds.release('w1', { chainKey: 'evm:31337', reason: 'stuck', releasedBy: 'op' });
+    assert.deepEqual([released.transactionId, released.status, released.reason], [id, 'failed', 'stuck']);
+    const r = stepRecord(t, id);
+    assert.deepEqual(
+      [r.row.status, r.row.failureCode, r.row.unresolved, r.attempt.stage, r.holder],
+      ['failed', 'CANCELLED_BEFORE_SIGNING', 0, 'rejected', undefined],
+    );
+    assert.equal((await signPreparedStep(t.host, t.paymentActors, id)).outcome, 'ended');
+    assert.equal(t.signed.length, 0);
+    const next = await t.payments.transfer(principal, 'w1', transfer);
+    assert.ok('transactionId' in next);
+    assert.equal(t.signed[0]!.family === 'EVM' && t.signed[0]!.transaction.nonce, 7);
+  } finally {
+    await t.host.stop();
+  }
 });

@@ -97,8 +97,8 @@ export type ChainErrorCode = (typeof CHAIN_ERROR_CODES)[number];
 
 /**
  * The `failureCode` values a record of this service can carry, beside the node's refusals (CHAIN_ERROR_CODES):
- * a signing that failed or was interrupted, a nonce another transaction took, a Solana blockhash that expired, the
- * end of the monitor window. A signing refused by the wallet's state or the enclave keeps that error's own code
+ * a signing that failed or was interrupted, a nonce another transaction took (`REPLACED`; `NONCE_CONSUMED` for a yield
+ * step), a Solana blockhash that expired, the end of the monitor window, a prepared step cancelled before signing. A signing refused by the wallet's state or the enclave keeps that error's own code
  * (for example WALLET_CLAIMED, ENCLAVE_UNAVAILABLE).
  */
 export const PAYMENT_FAILURE_CODES = [
@@ -110,5 +110,9 @@ export const PAYMENT_FAILURE_CODES = [
   'CANCELLED',
   'TRANSACTION_EXPIRED',
   'MONITOR_TIMEOUT',
+  /** A yield step's saved nonce was consumed on the finalized chain without a receipt of the step. */
+  'NONCE_CONSUMED',
+  /** A prepared step (a yield step) was cancelled before it was signed: nothing was signed. */
+  'CANCELLED_BEFORE_SIGNING',
 ] as const;
 export type PaymentFailureCode = (typeof PAYMENT_FAILURE_CODES)[number];
