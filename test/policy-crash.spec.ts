@@ -29,7 +29,7 @@ import { mine, rpc, sendRawTransaction, setBalance } from '../fixtures/evm-helpe
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { tempDataDir } from './helpers/service.ts';
-import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
+import { alive, childPid, createPauser, type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'policy-crash-admin-token-0123456789abcdef';
 const BASE = '/permissions-v2';
@@ -47,8 +47,8 @@ let headers: Record<string, string> = {};
 let policyId = '';
 let approverId = '';
 let scopeId = '';
-/** An enclave this file stopped (SIGSTOP): continued at the end whatever happened, so that it can be stopped. */
-let stoppedEnclave: number | undefined;
+/** Enclaves this file stopped (SIGSTOP): continued at the end whatever happened, so that they can be stopped. */
+const enclaves = createPauser();
 
 async function call(
   url: string,
@@ -130,7 +130,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (stoppedEnclave !== undefined) continueProcess(stoppedEnclave);
+  enclaves.resumeAll();
   await sup?.stop();
   await proxy?.close();
   await anvil?.stop();
@@ -138,32 +138,6 @@ after(async () => {
 });
 
 // --- the processes ---------------------------------------------------------------------------------------------
-
-/** A child's pid, from the supervisor's latest "<name> starting (pid N)" line. */
-function pidOf(name: 'api' | 'enclave'): number {
-  const m = [...sup!.log().matchAll(new RegExp(`\\[supervisor\\] ${name} starting \\(pid (\\d+)\\)`, 'g'))].pop();
-  return Number(m![1]);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGSTOP: the enclave still accepts on its socket, but answers nothing until continued. */
-function pauseProcess(pid: number): void {
-  process.kill(pid, 'SIGSTOP');
-  stoppedEnclave = pid;
-}
-
-function continueProcess(pid: number): void {
-  process.kill(pid, 'SIGCONT');
-  if (stoppedEnclave === pid) stoppedEnclave = undefined;
-}
 
 const restarts = () => [...sup!.log().matchAll(/\[supervisor\] api restarted/g)].length;
 
@@ -337,10 +311,10 @@ test('SIGKILL after the decision committed, before the signature: a transfer, a 
   assert.ok(caseId, JSON.stringify(held.body));
   assert.equal(held.headers.get('x-transaction-id'), null, 'no record for a held transfer');
 
-  const enclave = pidOf('enclave');
+  const enclave = childPid(sup!, 'enclave');
   const pending: Promise<Answer>[] = [];
   let paymentId = '';
-  pauseProcess(enclave);
+  enclaves.pause(enclave);
   try {
     // The transfer: its record, reservation and decision commit; the payment actor asks the stopped enclave.
     pending.push(settled(transfer(w.transfer.id, TO.transfer, 5_000n, 'pay-b')));
@@ -378,18 +352,18 @@ test('SIGKILL after the decision committed, before the signature: a transfer, a 
     // Let the requests reach the enclave's socket: once continued, the enclave signs them for a process that is gone.
     await new Promise((r) => setTimeout(r, 200));
 
-    const api = pidOf('api');
+    const api = childPid(sup!, 'api');
     const before = restarts();
     process.kill(api, 'SIGKILL');
     await sup!.waitFor(() => !alive(api), 'the API to die');
-    continueProcess(enclave);
+    enclaves.resume(enclave);
     await sup!.waitFor(() => restarts() > before, 'the API restart', 30_000);
     await sup!.waitFor(
       async () => (await fetch(`${sup!.url}/readyz`).catch(() => undefined))?.status === 200,
       'the restarted API to be ready',
     );
   } finally {
-    continueProcess(enclave);
+    enclaves.resume(enclave);
   }
   for (const a of await Promise.all(pending)) assert.ok('error' in a, `the request died with the process: ${a}`);
 

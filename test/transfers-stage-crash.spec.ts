@@ -27,7 +27,7 @@ import { mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { tempDataDir } from './helpers/service.ts';
-import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
+import { alive, childPid, createPauser, type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'stage-crash-admin-token-0123456789abcdef';
 let anvil: Anvil | undefined;
@@ -35,8 +35,8 @@ let proxy: RpcFaultProxy | undefined;
 let sup: RunningSupervisor | undefined;
 let dataDir = '';
 let headers: Record<string, string> = {};
-/** An enclave this file stopped (SIGSTOP): continued at the end whatever happened, so that it can be stopped. */
-let stoppedEnclave: number | undefined;
+/** Enclaves this file stopped (SIGSTOP): continued at the end whatever happened, so that they can be stopped. */
+const enclaves = createPauser();
 
 before(async () => {
   anvil = await startAnvil({ slotsInAnEpoch: 1 });
@@ -55,7 +55,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (stoppedEnclave !== undefined) continueProcess(stoppedEnclave);
+  enclaves.resumeAll();
   if (anvil) await setAutomine(anvil.rpcUrl, true).catch(() => undefined);
   await sup?.stop();
   await proxy?.close();
@@ -64,32 +64,6 @@ after(async () => {
 });
 
 // --- the processes ---------------------------------------------------------------------------------------------
-
-/** A child's pid, from the supervisor's latest "<name> starting (pid N)" line. */
-function pidOf(name: 'api' | 'enclave'): number {
-  const m = [...sup!.log().matchAll(new RegExp(`\\[supervisor\\] ${name} starting \\(pid (\\d+)\\)`, 'g'))].pop();
-  return Number(m![1]);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGSTOP: the enclave still accepts on its socket, but answers nothing until continued. */
-function pauseProcess(pid: number): void {
-  process.kill(pid, 'SIGSTOP');
-  stoppedEnclave = pid;
-}
-
-function continueProcess(pid: number): void {
-  process.kill(pid, 'SIGCONT');
-  if (stoppedEnclave === pid) stoppedEnclave = undefined;
-}
 
 const count = (re: RegExp) => [...sup!.log().matchAll(re)].length;
 
@@ -102,7 +76,7 @@ const STOP_GRACE_MS = 10_000;
  * recovered).
  */
 function signalApi(signal: NodeJS.Signals) {
-  const pid = pidOf('api');
+  const pid = childPid(sup!, 'api');
   const restarts = count(/\[supervisor\] api restarted/g);
   process.kill(pid, signal);
   const at = Date.now();
@@ -341,8 +315,8 @@ test('SIGKILL with payments caught at each stage: being signed, signed but unsen
   const unsent = await waitForStage(w.unsent.id, 'broadcasting', 'broadcast');
 
   // Signing: the enclave takes the request and answers nothing.
-  const enclave = pidOf('enclave');
-  pauseProcess(enclave);
+  const enclave = childPid(sup!, 'enclave');
+  enclaves.pause(enclave);
   try {
     pending.push(transfer(w.signing.id, TO.signing, '1111'));
     const signing = await waitForStage(w.signing.id, 'signing', 'sign');
@@ -374,13 +348,13 @@ test('SIGKILL with payments caught at each stage: being signed, signed but unsen
       fault: { kind: 'error', code: -32000, message: 'transaction underpriced' },
       times: 1,
     });
-    continueProcess(enclave);
+    enclaves.resume(enclave);
     // The chain moves on while the API is down: the submitted payment is mined.
     await mine(anvil!.rpcUrl, 3);
     await setAutomine(anvil!.rpcUrl, true);
     await api.restarted();
   } finally {
-    continueProcess(enclave);
+    enclaves.resume(enclave);
     await setAutomine(anvil!.rpcUrl, true);
   }
   for (const answer of await Promise.all(pending)) assert.ok('error' in answer, 'the request died with the process');
@@ -539,8 +513,8 @@ test('SIGTERM while a payment is being signed, the partner waiting: new connecti
   const to = '0x00000000000000000000000000000000000c0005';
   const w = await newWallet();
   const mark = proxy!.calls.length;
-  const enclave = pidOf('enclave');
-  pauseProcess(enclave);
+  const enclave = childPid(sup!, 'enclave');
+  enclaves.pause(enclave);
   let api: ReturnType<typeof signalApi>;
   let answer: Answer;
   try {
@@ -557,10 +531,10 @@ test('SIGTERM while a payment is being signed, the partner waiting: new connecti
     assert.equal(actorOf(recordsOf(w.id)[0]!.id).state, 'signing', 'and the signature is still being made');
     // The enclave was slow, not gone: it answers a second (at least) into the stop.
     await new Promise((r) => setTimeout(r, Math.max(0, 1_000 - (Date.now() - sentAt))));
-    continueProcess(enclave);
+    enclaves.resume(enclave);
     answer = await pending;
   } finally {
-    continueProcess(enclave);
+    enclaves.resume(enclave);
   }
   assert.ok('status' in answer && answer.status === 200, JSON.stringify(answer));
   assert.equal(answer.body.status, 'submitted');
@@ -585,8 +559,8 @@ test('SIGTERM while a payment is being signed, the partner gone: the host drains
   const to = '0x00000000000000000000000000000000000c0006';
   const w = await newWallet();
   const mark = proxy!.calls.length;
-  const enclave = pidOf('enclave');
-  pauseProcess(enclave);
+  const enclave = childPid(sup!, 'enclave');
+  enclaves.pause(enclave);
   let api: ReturnType<typeof signalApi>;
   try {
     const gone = new AbortController();
@@ -603,10 +577,10 @@ test('SIGTERM while a payment is being signed, the partner gone: the host drains
     );
     assert.ok(alive(api.pid), 'while the API is still draining');
     await new Promise((r) => setTimeout(r, Math.max(0, 1_000 - (Date.now() - sentAt))));
-    continueProcess(enclave);
+    enclaves.resume(enclave);
     await api.exited();
   } finally {
-    continueProcess(enclave);
+    enclaves.resume(enclave);
   }
   // Read before the restart: the signature is committed with the state that broadcasts it, and nothing was sent.
   const [drained] = recordsOf(w.id);

@@ -73,3 +73,48 @@ export async function startSupervisor(env: Record<string, string>): Promise<Runn
   }
   return sup;
 }
+
+/** A child's pid, from the supervisor's latest "<name> starting (pid N)" line. */
+export function childPid(sup: RunningSupervisor, name: 'api' | 'enclave'): number {
+  const m = [...sup.log().matchAll(new RegExp(`\\[supervisor\\] ${name} starting \\(pid (\\d+)\\)`, 'g'))].pop();
+  if (!m) throw new Error(`the supervisor has not started its ${name}`);
+  return Number(m[1]);
+}
+
+/** Whether a process exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops processes with SIGSTOP (an enclave stopped so still accepts on its socket, but answers nothing) and
+ * continues them, remembering which are stopped so that a test's `after` hook continues them whatever happened.
+ */
+export function createPauser() {
+  const stopped = new Set<number>();
+  return {
+    pause(pid: number): void {
+      process.kill(pid, 'SIGSTOP');
+      stopped.add(pid);
+    },
+    resume(pid: number): void {
+      process.kill(pid, 'SIGCONT');
+      stopped.delete(pid);
+    },
+    resumeAll(): void {
+      for (const pid of stopped) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // gone already
+        }
+      }
+      stopped.clear();
+    },
+  };
+}
