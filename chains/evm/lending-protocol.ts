@@ -77,6 +77,16 @@ export const RESERVE_DATA_COMPONENTS = [
 ] as const;
 
 /** The Aave v3 Pool functions the service calls. */
+/** `getUserAccountData(user)`'s outputs, in order (the debt is the second). */
+export const USER_ACCOUNT_DATA_COMPONENTS = [
+  { name: 'totalCollateralBase', type: 'uint256' },
+  { name: 'totalDebtBase', type: 'uint256' },
+  { name: 'availableBorrowsBase', type: 'uint256' },
+  { name: 'currentLiquidationThreshold', type: 'uint256' },
+  { name: 'ltv', type: 'uint256' },
+  { name: 'healthFactor', type: 'uint256' },
+] as const;
+
 export const AAVE_V3_POOL_ABI = [
   {
     type: 'function',
@@ -113,13 +123,6 @@ export const AAVE_V3_POOL_ABI = [
     name: 'getUserAccountData',
     stateMutability: 'view',
     inputs: [{ name: 'user', type: 'address' }],
-    outputs: [
-      { name: 'totalCollateralBase', type: 'uint256' },
-      { name: 'totalDebtBase', type: 'uint256' },
-      { name: 'availableBorrowsBase', type: 'uint256' },
-      { name: 'currentLiquidationThreshold', type: 'uint256' },
-      { name: 'ltv', type: 'uint256' },
-      { name: 'healthFactor', type: 'uint256' },
-    ],
+    outputs: USER_ACCOUNT_DATA_COMPONENTS,
   },
 ] as const;

@@ -4,7 +4,12 @@ import { ChainRpcError } from '../payment-chain.ts';
 import YieldSnapshotReader from './contracts/YieldSnapshotReader.json' with { type: 'json' };
 import type { RpcBatchPoster } from './create-rpc-batch-poster.ts';
 import { decodeReserveData } from './decode-reserve-data.ts';
-import type { LendingMarket, ReserveData, UserAccountData } from './lending-protocol.ts';
+import {
+  type LendingMarket,
+  type ReserveData,
+  USER_ACCOUNT_DATA_COMPONENTS,
+  type UserAccountData,
+} from './lending-protocol.ts';
 import type { LendingBlockTag } from './prepare-lending-read.ts';
 
 /** Everything of one account's position in a market, read in one state: the block's. */
@@ -49,14 +54,7 @@ const SNAPSHOT = [
     ],
   },
 ] as const;
-const ACCOUNT_DATA = [
-  { name: 'totalCollateralBase', type: 'uint256' },
-  { name: 'totalDebtBase', type: 'uint256' },
-  { name: 'availableBorrowsBase', type: 'uint256' },
-  { name: 'currentLiquidationThreshold', type: 'uint256' },
-  { name: 'ltv', type: 'uint256' },
-  { name: 'healthFactor', type: 'uint256' },
-] as const;
+const ACCOUNT_DATA = USER_ACCOUNT_DATA_COMPONENTS;
 const READER_ERRORS = [
   {
     type: 'error',
