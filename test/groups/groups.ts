@@ -45,8 +45,8 @@ export const UNIT_GROUPS: Record<string, string[]> = {
 
 /**
  * The spec groups: specs that start the service in-process (`startTestService`), so that its modules are loaded once
- * per group rather than once per spec. Not here: the specs that start the supervisor or kill processes, and the
- * specs being changed elsewhere at the time (transfers-auto-retry, transfers-solana*), which run alone.
+ * per group rather than once per spec. Not here: the specs that start the supervisor or kill its processes (and
+ * policy-payments-chain, which kills its service's enclave), which run alone.
  */
 export const SPEC_GROUPS: Record<string, string[]> = {
   'e2e-admin': [
@@ -90,6 +90,14 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/transfers-evm.spec.ts',
     'test/transfers-restart.spec.ts',
     'test/yield-position.spec.ts',
+    'test/transfers-auto-retry.spec.ts',
+    'test/transfers-auto-retry-stops.spec.ts',
+  ],
+  'e2e-solana': [
+    'test/transfers-solana.spec.ts',
+    'test/transfers-solana-faults.spec.ts',
+    'test/transfers-solana-auto-retry.spec.ts',
+    'test/policy-payments-solana.spec.ts',
   ],
   'e2e-webhooks': ['test/webhook-targets.spec.ts', 'test/webhooks-cli.spec.ts', 'test/webhooks.spec.ts'],
 };
