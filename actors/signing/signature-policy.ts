@@ -490,9 +490,10 @@ export function createSignatureGate(deps: {
    */
   const signing = new Map<string, { calls: number; added: boolean; signed: boolean }>();
 
-  async function signIfAllowed<T>(request: SignatureRequest, sign: () => Promise<T>): Promise<T> {
-    const apiKeyId = request.principal.keyId;
+  async function signIfAllowed<T>(asked: SignatureRequest, sign: () => Promise<T>): Promise<T> {
+    const apiKeyId = asked.principal.keyId;
     if (!policies.permissions(apiKeyId).enabled) return sign();
+    const request = readOnce(asked);
     const out: Reservation = { spendRef: '', added: false };
     let decision = run(request, false, out);
     if (decision !== null) {
@@ -549,9 +550,36 @@ export function createSignatureGate(deps: {
       if (!policies.permissions(request.principal.keyId).enabled) return ALLOW;
       // A decision that reserves nothing and opens nothing (a message, a denial) is answered without waiting for a
       // write; one that reserves spend or resolves a hold is taken again, and written, in one transaction.
-      return run(request, false) ?? writer.write(() => decideWithin(request));
+      const r = readOnce(request);
+      return run(r, false) ?? writer.write(() => decideWithin(r));
     },
     decideWithin,
+  };
+}
+
+/** Calls `fn` once, whenever first asked. */
+function once<T>(fn: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = fn();
+      done = true;
+    }
+    return value;
+  };
+}
+
+/**
+ * The request with its facts and body hash computed at most once: a decision that reserves is taken twice (on what is
+ * committed, then inside the write), and the second reads what the first computed.
+ */
+function readOnce(request: SignatureRequest): SignatureRequest {
+  const ref = request.reference;
+  return {
+    ...request,
+    ...(request.facts ? { facts: once(request.facts) } : {}),
+    ...(ref ? { reference: { ...ref, bodyHash: once(ref.bodyHash) } } : {}),
   };
 }
 
