@@ -207,6 +207,7 @@ export async function buildAdminApp(deps: AppDeps): Promise<FastifyInstance> {
         webhooks: deps.webhooks,
         approvals: deps.approvals,
         policies: deps.policies,
+        yieldService: deps.yield,
       });
     },
     { prefix: '/admin/v1' },

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createActorHost } from '../actors/host/host.ts';
+import { type ActorHost, createActorHost } from '../actors/host/host.ts';
 import type { AnyMachineDefinition } from '../actors/host/types.ts';
 import { type ChainPoller, createChainPoller } from '../actors/payment/chain-poller.ts';
 import { createPaymentDefinition } from '../actors/payment/payment-definition.ts';
@@ -15,8 +15,10 @@ import { createWalletSigner } from '../actors/signing/wallet-signer.ts';
 import { createGenerateWalletKey } from '../actors/wallet/generate-wallet-key.ts';
 import { createUserShareHandoff } from '../actors/wallet/user-share-handoff.ts';
 import { createWalletDefinition } from '../actors/wallet/wallet-definition.ts';
+import { createYieldDefinition } from '../actors/yield/yield-definition.ts';
+import { createYieldSteps } from '../actors/yield/yield-steps.ts';
 import type { PaymentFamily } from '../chains/domain/payments.ts';
-import type { LendingMarketOverride } from '../chains/evm/resolve-lending-market.ts';
+import { type LendingMarketOverride, resolveLendingMarket } from '../chains/evm/resolve-lending-market.ts';
 import { createEnclaveClient } from '../enclave/client.ts';
 import { socketOwners } from '../enclave/public.ts';
 import { createStore } from '../store/index.ts';
@@ -202,13 +204,32 @@ export async function startApi(
       policy: signaturePolicy,
     }),
   });
+  const yieldOverrides = (config.chains['yield'] ?? []) as unknown as LendingMarketOverride[];
+  // The operation's effects admit and sign payment steps through the host, which is made below from the definitions.
+  let hostRef: ActorHost | undefined;
+  const yieldActors = createYieldDefinition({
+    yieldOps: store.yieldOps,
+    transactions: store.transactions,
+    pollMs: config.chainPollIntervalMs,
+    steps: createYieldSteps({
+      yieldOps: store.yieldOps,
+      transactions: store.transactions,
+      wallets: store.wallets,
+      chain: (key) => chains.get(key),
+      market: (chainId) => resolveLendingMarket(chainId, yieldOverrides),
+      host: () => hostRef!,
+      paymentActors,
+      now: Date.now,
+    }),
+  });
   const host = createActorHost({
     store: store.actors,
     log: warn,
     onWakeLag: (ms) => metrics.actorWakeLag.observe(ms / 1000),
     ...(opts.maxLiveActors ? { maxLive: opts.maxLiveActors } : {}),
-    definitions: [walletActors, paymentActors, ...(opts.extraDefinitions ?? [])],
+    definitions: [walletActors, paymentActors, yieldActors, ...(opts.extraDefinitions ?? [])],
   });
+  hostRef = host;
   try {
     // A stored actor this release cannot run (newer, or unknown) stops the start, naming it.
     host.checkStoredVersions();
@@ -242,12 +263,7 @@ export async function startApi(
     wallets: createWalletService({ store, host, walletActors, userShares }),
     signing,
     payments: createPaymentService({ store, host, paymentActors, signing, signer, chains }),
-    yield: createYieldService({
-      store,
-      signer,
-      chains,
-      overrides: (config.chains['yield'] ?? []) as unknown as LendingMarketOverride[],
-    }),
+    yield: createYieldService({ store, host, yieldActors, signer, chains, overrides: yieldOverrides }),
     policyInsights: createPolicyInsights({ store, policies: opts.policies?.reader ?? policyReaderOf(store.policies) }),
     migration: createShareMigrationService({ store, enclave }),
     admin: createAdminService({ store, authenticator, enclave, webhooks }),

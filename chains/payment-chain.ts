@@ -206,6 +206,23 @@ export interface PaymentChain {
   /** The fee preview of the same transfer, without signing. */
   estimateFee(from: string, intent: TransferIntent): Promise<FeeEstimate>;
 
+  /**
+   * EVM only: an unsigned contract call from `from` (no value, no nonce), priced like a transfer (fees from the
+   * node's quote, the gas estimate plus 20%). Throws ChainRpcError: transient when the node does not answer; final
+   * EXECUTION_FAILED when estimation reverts, with the node's failure (and the revert it carries) as `cause`.
+   */
+  buildCall?(from: string, call: { to: `0x${string}`; data: `0x${string}` }): Promise<EvmUnsignedPayment>;
+
+  /**
+   * EVM only: where transaction `hash` stands on the node's canonical chain now, in one HTTP request (its receipt and
+   * the head): null while no block includes it; else whether it succeeded, its block, and its confirmations (1 in
+   * the head block). Read again each time, so a reorganization that moves or removes it shows. Throws a transient
+   * ChainRpcError when the node does not answer.
+   */
+  inclusionDepth?(
+    hash: string,
+  ): Promise<{ success: boolean; blockNumber: string; blockHash: string; confirmations: number } | null>;
+
   /** EVM: the account's pending nonce (`eth_getTransactionCount(from, 'pending')`). Solana: not present. */
   pendingNonce?(from: string): Promise<number>;
 

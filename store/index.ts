@@ -13,6 +13,7 @@ import { createTransactionsRepo } from './transactions-repo.ts';
 import { createWalletsRepo } from './wallets-repo.ts';
 import { createWebhooksRepo } from './webhooks-repo.ts';
 import { createWriter } from './writer.ts';
+import { createYieldRepo } from './yield-repo.ts';
 
 /**
  * Opens the service database and wires its repositories and group-commit writer. `checkpointOffThread`: the WAL is
@@ -49,6 +50,8 @@ export function createStore(file: string, opts: { checkpointOffThread?: boolean;
     policies: createPoliciesRepo(sqlite),
     spend: createSpendRepo(sqlite),
     policyDecisions: createPolicyDecisionsRepo(sqlite),
+    /** Yield operations and the operator's per-chain yield switches. */
+    yieldOps: createYieldRepo(sqlite),
     /** Readiness probe: the database answers a query. */
     ping(): boolean {
       return sqlite.prepare('select 1 as one').get() !== undefined;

@@ -22,6 +22,7 @@ import {
   WALLET_STATUSES,
   WALLET_TYPES,
 } from '../chains/domain/wallets.ts';
+import { YIELD_ACTIONS, YIELD_STATUSES } from '../chains/domain/yield.ts';
 
 /** A partner. Deleting one sets `deletedAt`: its keys stop working, its wallets stay. */
 export const projects = sqliteTable('projects', {
@@ -669,3 +670,48 @@ export const policyDecisions = sqliteTable(
     index('policy_decisions_spend_ref').on(t.apiKeyId, t.spendRef).where(sql`hold_id is not null`),
   ],
 );
+
+/**
+ * A yield operation (spec: Yield operation): a deposit or withdrawal of USDC on one chain's lending market, run by its
+ * actor (actors/yield/). `active` is 1 while it is `pending` or `submitted`: at most one active operation per wallet and
+ * chain (the unique index decides between two admissions, 409 YIELD_OPERATION_IN_PROGRESS). Its `Idempotency-Key` names
+ * it for good, per project (yield keys do not use the 24-hour answer cache). `steps` (JSON `[{kind, transactionId}]`)
+ * are its transaction records, in order; `error` (JSON `{code, message, reviewId?, caseId?}`) why it stopped or waits.
+ */
+export const yieldOperations = sqliteTable(
+  'yield_operations',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id').notNull(),
+    apiKeyId: text('api_key_id'),
+    walletId: text('wallet_id').notNull(),
+    chainId: integer('chain_id').notNull(),
+    action: text('action', { enum: YIELD_ACTIONS }).notNull(),
+    /** The amount as normalized from the request (`"1.5"`, or `"all"` for a withdrawal). */
+    amount: text('amount').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    /** SHA-256 of the normalized request (wallet, chain, action, amount): what a retry under the key must match. */
+    fingerprint: text('fingerprint').notNull(),
+    status: text('status', { enum: YIELD_STATUSES }).notNull(),
+    active: integer('active').notNull(),
+    error: text('error'),
+    steps: text('steps').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+    /** Monotonic admission order: which of a wallet's operations on several chains goes first. */
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    uniqueIndex('yield_operations_key').on(t.projectId, t.idempotencyKey),
+    uniqueIndex('yield_operations_active').on(t.walletId, t.chainId).where(sql`active = 1`),
+    index('yield_operations_wallet_active').on(t.walletId, t.seq).where(sql`active = 1`),
+  ],
+);
+
+/** The operator's incident switch per yield chain: a row with `disabled` = 1 refuses new operations (YIELD_DISABLED). */
+export const yieldChainSwitches = sqliteTable('yield_chain_switches', {
+  chainId: integer('chain_id').primaryKey(),
+  disabled: integer('disabled').notNull(),
+  reason: text('reason'),
+  updatedAt: text('updated_at').notNull(),
+});

@@ -374,7 +374,9 @@ export function createPaymentDefinition(deps: {
       preparedAt: Date.parse(createdAt),
       ...(validity.lastValidBlockHeight === null ? {} : { lastValidBlockHeight: validity.lastValidBlockHeight }),
       autoRetry: a.autoRetry ? { ...a.autoRetry, replacementDelayMs } : null,
-      ...(a.prepared ? { prepared: { operation: a.prepared.operation } } : {}),
+      ...(a.prepared
+        ? { prepared: { operation: a.prepared.operation, ...(a.prepared.facts ? { facts: a.prepared.facts } : {}) } }
+        : {}),
     };
   }
 
@@ -402,6 +404,7 @@ export function createPaymentDefinition(deps: {
           payload: c.payload,
           ...(sign.reference ? { reference: sign.reference } : {}),
           ...(sign.initiatorUserId !== undefined ? { initiatorUserId: sign.initiatorUserId } : {}),
+          ...(c.prepared.facts ? { yieldFacts: c.prepared.facts } : {}),
         })
       : { effect: 'allow' };
     const decided: SignEvent = { ...sign, at, decision };

@@ -52,6 +52,12 @@ export interface PaymentInput {
 /** What a prepared step signs for: the signing policy's operation its SIGN is decided as. */
 export interface PreparedStepTerms {
   operation: 'yield_deposit' | 'yield_withdraw';
+  /**
+   * The yield facts its policy decision reads beside the transaction's (POLICIES.md: `chainId`, `asset`, `value`): the
+   * operation's asset (USDC's address) and amount in base units (2^256 − 1 for a withdrawal of everything), the same on
+   * every step of the operation. A yield step moves nothing a spend window counts.
+   */
+  facts?: { asset: string; value: string };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { CodedError } from '../../chains/domain/errors.ts';
+import type { ChainFacts } from '../../chains/domain/policies.ts';
 import { paymentFamilies } from '../../chains/payment-families.ts';
 import type { ApiKeysRepo } from '../../store/api-keys-repo.ts';
 import type { WalletsRepo } from '../../store/wallets-repo.ts';
@@ -21,6 +22,22 @@ export interface StepSignInput {
   /** What names the request for holds (the same on every SIGN of the step); absent: the step's own name. */
   reference?: SignReference;
   initiatorUserId?: string | null;
+  /** A yield step's operation facts (PreparedStepTerms.facts). */
+  yieldFacts?: { asset: string; value: string };
+}
+
+/**
+ * The facts of a prepared step: its transaction's, and for a yield step the operation's `chainId`, `asset` and `value`;
+ * a yield step's signature moves nothing a spend window counts (POLICIES.md §1: never yield steps).
+ */
+function stepFacts(tx: ChainFacts, input: StepSignInput): ChainFacts {
+  const yieldTerms = input.yieldFacts;
+  if (!yieldTerms || input.chainRef === null) return tx;
+  return {
+    network: tx.network,
+    facts: { ...tx.facts, chainId: input.chainRef, asset: yieldTerms.asset, value: yieldTerms.value },
+    spend: { moved: [], complete: true },
+  };
 }
 
 /**
@@ -84,7 +101,9 @@ export function createStepAuthority(deps: {
         rawSignature: false,
         chainId: chainRef,
         ...(chainRef !== null
-          ? { facts: () => family.payloadFacts(input.payload as never, chainRef, input.walletAddress) }
+          ? {
+              facts: () => stepFacts(family.payloadFacts(input.payload as never, chainRef, input.walletAddress), input),
+            }
           : {}),
         ...(reference
           ? {

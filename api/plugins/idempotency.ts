@@ -36,6 +36,13 @@ declare module 'fastify' {
     /** The key this request holds, until its answer is sent. */
     idempotency: IdempotencyClaim | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route keeps its `Idempotency-Key` itself (yield operations: the key names the operation for good, in its own
+     * row); the header is checked here as on every POST, but not held nor its answer cached.
+     */
+    ownIdempotency?: boolean;
+  }
 }
 
 /**
@@ -77,7 +84,7 @@ export const idempotencyPlugin = fp<{ idempotency: Idempotency; resumePayment: R
     });
 
     app.addHook('preHandler', async (req, reply) => {
-      if (req.method !== 'POST') return;
+      if (req.method !== 'POST' || req.routeOptions.config.ownIdempotency) return;
       const key = (req.headers as Static<typeof IdempotencyHeaders>)[IDEMPOTENCY_HEADER];
       if (key === undefined) return;
       const walletId = (req.params as { walletId?: string }).walletId ?? null;

@@ -67,7 +67,7 @@ import {
   WebhookTestAccepted,
   WebhookView,
 } from './webhooks.ts';
-import { YieldPosition } from './yield.ts';
+import { YieldOperation, YieldPosition, YieldSwitch } from './yield.ts';
 
 export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
   public: [
@@ -91,6 +91,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
     TransactionRecord,
     TransactionList,
     YieldPosition,
+    YieldOperation,
     EnclavePublicKey,
     ApprovalCase,
     ApprovalCaseList,
@@ -105,6 +106,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
   ],
   admin: [
     ErrorSchema,
+    YieldSwitch,
     Pagination,
     Wallet,
     Project,

@@ -118,6 +118,9 @@ function setup(options: {
   );
   const service = createYieldService({
     store: { wallets } as never,
+    // Positions only: no operation is admitted here (test/yield-operations.spec.ts runs them).
+    host: {} as never,
+    yieldActors: {} as never,
     signer: createWalletSigner({ wallets, enclave: { sign: () => assert.fail('nothing is signed') } }),
     chains: { get: (key) => chains.get(key) },
     overrides: options.overrides ?? [],

@@ -264,6 +264,26 @@ export const ERROR_CATALOGUE = {
       "The user cannot decide this case now: not a holder of the current stage's role in the case's scope, already decided, or the case is no longer pending (`reason` says which).",
     context: ['reason'],
   },
+  // --- yield (deposits and withdrawals on the lending market)
+  YIELD_DISABLED: {
+    status: 409,
+    meaning:
+      'The operator has disabled new yield operations on this chain (an incident switch); positions, operations and cancellation still answer.',
+    context: ['chainId'],
+  },
+  YIELD_OPERATION_IN_PROGRESS: {
+    status: 409,
+    meaning:
+      'Another yield operation of the wallet on this chain is active (`pending` or `submitted`); `operationId` names it.',
+    context: ['walletId', 'chainId', 'operationId'],
+  },
+  YIELD_OPERATION_NOT_FOUND: { status: 404, meaning: 'No such yield operation for the wallet.' },
+  YIELD_OPERATION_NOT_CANCELLABLE: {
+    status: 409,
+    meaning:
+      'The operation cannot be cancelled: a transaction of it is signed and unresolved, or it has ended (`status` says which). Only unsigned work is cancelled.',
+    context: ['operationId', 'status'],
+  },
   // --- the service itself
   ENCLAVE_UNAVAILABLE: { status: 503, meaning: 'The enclave is not reachable; retry after `Retry-After`.' },
   ENCLAVE_TIMEOUT: { status: 503, meaning: 'The enclave did not answer in time; retry.' },

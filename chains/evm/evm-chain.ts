@@ -11,7 +11,7 @@ import {
   type TransferIntent,
 } from '../payment-chain.ts';
 import { classifyBroadcastFailure } from './classify-broadcast-failure.ts';
-import { createRpcBatchPoster, type RpcBatchPoster } from './create-rpc-batch-poster.ts';
+import { createRpcBatchPoster, type RpcAnswer, type RpcBatchPoster } from './create-rpc-batch-poster.ts';
 import type { LendingMarket } from './lending-protocol.ts';
 import { nextBaseFeeFromHistory } from './next-base-fee-from-history.ts';
 import { createEvmObserveMemory, observeEvmTransactions } from './observe-evm-transactions.ts';
@@ -130,6 +130,14 @@ function parseTransfer(from: unknown, intent: TransferIntent): ParsedTransfer {
     data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, value] }),
     tokenValue: value,
   };
+}
+
+function depthUnavailable(answer: Extract<RpcAnswer, { ok: false }> | undefined): ChainRpcError {
+  return new ChainRpcError(
+    'transient',
+    'RPC_UNAVAILABLE',
+    `inclusion depth: ${answer ? answer.failure.message : "the chain's RPC node gave no answer"}`,
+  );
 }
 
 function isInsufficientFunds(failure: RpcFailure): boolean {
@@ -449,6 +457,69 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
         ...(quote.baseFee === undefined ? {} : { baseFeePerGas: quote.baseFee.toString() }),
         maxFee: (gasLimit * perGasCap).toString(),
         expectedFee: (gasLimit * perGasNow).toString(),
+      };
+    },
+
+    async buildCall(from, call) {
+      const transfer: ParsedTransfer = {
+        from: parseEvmAddress(from, 'from') as `0x${string}`,
+        kind: 'NATIVE',
+        txTo: parseEvmAddress(call.to, 'to') as `0x${string}`,
+        txValue: 0n,
+        data: call.data,
+      };
+      const [quoteResult, estimateResult] = await Promise.allSettled([feeQuote(), estimateGas(transfer, false)]);
+      if (quoteResult.status === 'rejected') throw quoteResult.reason;
+      if (estimateResult.status === 'rejected') {
+        const failure = readRpcFailure(estimateResult.reason);
+        if (failure.kind === 'unavailable') throw unavailable('gas estimation', failure);
+        // The node's verdict, with the revert it carries (the caller reads the contract's reason from `cause`).
+        throw new ChainRpcError('final', 'EXECUTION_FAILED', `the call would fail on chain: ${failure.message}`, {
+          cause: failure,
+        });
+      }
+      // Spec: an estimated gas limit carries a 20% buffer, rounded up.
+      const gasLimit = (quantity(estimateResult.value, 'gas estimate') * 6n + 4n) / 5n;
+      const quote = feesFor({}, quoteResult.value);
+      return {
+        family: 'EVM',
+        chainId,
+        type: quote.type,
+        to: transfer.txTo,
+        value: '0',
+        data: transfer.data,
+        gasLimit: gasLimit.toString(),
+        ...(quote.type === 2
+          ? { maxFeePerGas: quote.maxFeePerGas!.toString(), maxPriorityFeePerGas: quote.tip!.toString() }
+          : { gasPrice: quote.gasPrice!.toString() }),
+      } satisfies EvmUnsignedPayment;
+    },
+
+    async inclusionDepth(hash) {
+      if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new ChainInputError(`${hash} is not a transaction hash`, 'hash');
+      const { answers } = await checkedPoster.post([
+        { method: 'eth_getTransactionReceipt', params: [hash] },
+        { method: 'eth_blockNumber', params: [] },
+      ]);
+      const [receiptAnswer, headAnswer] = answers;
+      if (!receiptAnswer?.ok) throw depthUnavailable(receiptAnswer);
+      if (!headAnswer?.ok) throw depthUnavailable(headAnswer);
+      const head = quantity(headAnswer.result, 'block number');
+      const receipt = receiptAnswer.result as Record<string, unknown> | null;
+      if (receipt === null || receipt.blockNumber === null || receipt.blockNumber === undefined) return null;
+      if (typeof receipt !== 'object' || (receipt.status !== '0x1' && receipt.status !== '0x0')) {
+        throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', "the chain's RPC node gave no usable receipt");
+      }
+      const blockNumber = quantity(receipt.blockNumber, 'receipt block number');
+      if (typeof receipt.blockHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(receipt.blockHash)) {
+        throw new ChainRpcError('transient', 'RPC_UNAVAILABLE', "the chain's RPC node gave no usable receipt");
+      }
+      return {
+        success: receipt.status === '0x1',
+        blockNumber: blockNumber.toString(),
+        blockHash: receipt.blockHash,
+        // The receipt's block is the first confirmation; a head behind it (a lagging node) shows none yet.
+        confirmations: head >= blockNumber ? Number(head - blockNumber + 1n) : 0,
       };
     },
 

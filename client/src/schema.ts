@@ -231,6 +231,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/wallets/{walletId}/yield/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deposit a wallet's USDC into the lending market of a chain (EVM)
+         * @description Supplies `amount` USDC from the wallet to the lending market (Aave v3) of `chainId`, for the wallet: first an approval of exactly the amount when the allowance is short (never an unlimited one), confirmed, then the supply. The supply cap is checked before the supply is signed (`requires_action` with LENDING_SUPPLY_CAP_EXCEEDED; a confirmed approval stays). The wallet pays gas in the native token. Answers 202 at once with the operation (`pending`); poll `GET …/yield/operations/{id}` for its result, and follow each transaction in transaction history (`intentKind` `yield`, its own `rest.transaction.*` events). The `Idempotency-Key` header is required and names the operation for good: the same key with the same wallet, chain, action and amount answers that operation (and resumes it from `requires_action`); with another one, 409 IDEMPOTENCY_CONFLICT. 409 YIELD_OPERATION_IN_PROGRESS while another operation of the wallet on the chain is pending or submitted; 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved; 409 YIELD_DISABLED when the operator has disabled yield on the chain. For EVM wallets that are unclaimed and whose key generation is complete.
+         */
+        post: operations["createYieldDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{walletId}/yield/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw USDC from the lending market of a chain to the wallet (EVM)
+         * @description Withdraws `amount` USDC (or `all`: the whole supplied balance with its interest) from the lending market of `chainId` back to the wallet. The wallet pays gas in the native token. Answers 202 at once with the operation (`pending`); poll `GET …/yield/operations/{id}` for its result, and follow each transaction in transaction history (`intentKind` `yield`, its own `rest.transaction.*` events). The `Idempotency-Key` header is required and names the operation for good: the same key with the same wallet, chain, action and amount answers that operation (and resumes it from `requires_action`); with another one, 409 IDEMPOTENCY_CONFLICT. 409 YIELD_OPERATION_IN_PROGRESS while another operation of the wallet on the chain is pending or submitted; 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved; 409 YIELD_DISABLED when the operator has disabled yield on the chain. For EVM wallets that are unclaimed and whose key generation is complete.
+         */
+        post: operations["createYieldWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{walletId}/yield/operations/{operationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a yield operation
+         * @description The operation with its status, its transactions and, when it failed or waits for action, its error.
+         */
+        get: operations["getYieldOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{walletId}/yield/operations/{operationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a yield operation's unsigned work
+         * @description Cancels an operation whose next transaction is not signed: a prepared transaction is dropped before signing (its nonce is free again), and the operation is `cancelled` for good. A confirmed approval keeps its allowance. 409 YIELD_OPERATION_NOT_CANCELLABLE once a transaction of it is signed and unresolved, or once it is confirmed or failed. Cancelling a cancelled operation answers it again.
+         */
+        post: operations["cancelYieldOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/wallets/{walletId}/yield/position": {
         parameters: {
             query?: never;
@@ -1452,6 +1532,77 @@ export interface components {
              * @description That block's timestamp.
              */
             blockTimestamp: string;
+        };
+        /**
+         * @example {
+         *       "id": "6f1c2a8e-4d0b-4a53-9d4e-1f7e0b8c2d11",
+         *       "walletId": "b1e7…",
+         *       "chainId": 11155111,
+         *       "action": "deposit",
+         *       "amount": "250.5",
+         *       "status": "submitted",
+         *       "transactions": [
+         *         {
+         *           "type": "approve",
+         *           "transactionId": "2c9f…",
+         *           "status": "confirmed",
+         *           "hash": "0x5e…"
+         *         },
+         *         {
+         *           "type": "supply",
+         *           "transactionId": "8d41…",
+         *           "status": "submitted",
+         *           "hash": "0x91…"
+         *         }
+         *       ],
+         *       "error": null,
+         *       "createdAt": "2026-11-28T09:30:00.000Z",
+         *       "updatedAt": "2026-11-28T09:30:41.000Z"
+         *     }
+         */
+        YieldOperation: {
+            /** @description The operation id. */
+            id: string;
+            walletId: string;
+            chainId: number;
+            /** @enum {string} */
+            action: "deposit" | "withdraw";
+            /** @description Decimal USDC as requested (normalized), or `all`. */
+            amount: string;
+            /**
+             * @description `pending` until a transaction is signed (also while it waits for another operation of the wallet, or retries after the node did not answer); `submitted` once signed bytes are stored; `confirmed` at two confirmations of the final transaction on the canonical chain (not finality); `failed` (a revert, a nonce consumed without a receipt: `NONCE_CONSUMED`); `requires_action` (`LENDING_SUPPLY_CAP_EXCEEDED`, `POLICY_REVIEW_REQUIRED` with `reviewId`: send the same POST with the same key and body again once fixed); `cancelled`.
+             * @enum {string}
+             */
+            status: "pending" | "submitted" | "confirmed" | "failed" | "requires_action" | "cancelled";
+            /** @description Its transactions, in order: an approval if one was needed, then the lending call. */
+            transactions: {
+                /**
+                 * @description `approve`: the pool's USDC allowance, of exactly the amount; `supply` or `withdraw`: the pool.
+                 * @enum {string}
+                 */
+                type: "approve" | "supply" | "withdraw";
+                /** @description Its record in transaction history (`intentKind` `yield`), with its own `rest.transaction.*` events. */
+                transactionId: string;
+                /** @description The record's status: `pending`, `submitted`, `confirmed` (final on the chain), `reverted`, `failed`. Unknown values are non-terminal. */
+                status: string;
+                /** @description Null until it is signed. */
+                hash: string | null;
+                error?: {
+                    /** @description The record's failure code, for example NONCE_CONSUMED. */
+                    code: string;
+                };
+            }[];
+            /** @description Why it failed or waits for action; null otherwise. */
+            error: {
+                code: string;
+                message: string;
+                reviewId?: string;
+                caseId?: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         EnclavePublicKey: {
             /** @description P-256 public key, SPKI PEM. */
@@ -5078,6 +5229,996 @@ export interface operations {
                          * @enum {string}
                          */
                         code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createYieldDeposit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The chain: 1 (Ethereum mainnet, native USDC), 8453 (Base, native USDC) or 11155111 (Sepolia, the lending protocol test USDC). It must have an `evm` entry in the chains file; it is chosen independently of the API key environment, and mainnet uses real funds.
+                     * @example 11155111
+                     */
+                    chainId: number;
+                    /**
+                     * @description USDC to deposit: a positive decimal string with at most six decimal places ("1.5", "0.000001").
+                     * @example 250.5
+                     */
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The operation, accepted (or the one the key names). */
+            202: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YieldOperation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "UNSUPPORTED_OPERATION" | "WALLET_NOT_READY" | "CHAIN_NOT_CONFIGURED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `YIELD_DISABLED`: The operator has disabled new yield operations on this chain (an incident switch); positions, operations and cancellation still answer. Adds: chainId.
+             *     - `YIELD_OPERATION_IN_PROGRESS`: Another yield operation of the wallet on this chain is active (`pending` or `submitted`); `operationId` names it. Adds: walletId, chainId, operationId.
+             *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "YIELD_DISABLED" | "YIELD_OPERATION_IN_PROGRESS" | "WALLET_TRANSACTION_UNRESOLVED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "SERVICE_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    createYieldWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The chain: 1 (Ethereum mainnet, native USDC), 8453 (Base, native USDC) or 11155111 (Sepolia, the lending protocol test USDC). It must have an `evm` entry in the chains file; it is chosen independently of the API key environment, and mainnet uses real funds.
+                     * @example 11155111
+                     */
+                    chainId: number;
+                    /**
+                     * @description USDC to withdraw: a positive decimal string with at most six decimal places, or `all` for the whole supplied balance (the pool reads it as 2^256 − 1, and so do policies).
+                     * @example all
+                     */
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The operation, accepted (or the one the key names). */
+            202: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YieldOperation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             *     - `UNSUPPORTED_OPERATION`: The operation is not available for this wallet type.
+             *     - `WALLET_NOT_READY`: The wallet is still being created; retry shortly. Adds: walletId.
+             *     - `CHAIN_NOT_CONFIGURED`: The chain is not in the service's CHAINS_FILE; `availableChains` lists those this key may use. Adds: field, availableChains.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON" | "UNSUPPORTED_OPERATION" | "WALLET_NOT_READY" | "CHAIN_NOT_CONFIGURED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             *     - `WALLET_CLAIMED`: The wallet was claimed by its user: REST signing is refused.
+             *     - `WALLET_SHARE_NOT_MIGRATED`: A pre-generated wallet's user share is not in the service yet: migrate it first. Adds: walletId.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY" | "WALLET_CLAIMED" | "WALLET_SHARE_NOT_MIGRATED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `WALLET_NOT_FOUND`: No such wallet in the caller's project.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "WALLET_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `YIELD_DISABLED`: The operator has disabled new yield operations on this chain (an incident switch); positions, operations and cancellation still answer. Adds: chainId.
+             *     - `YIELD_OPERATION_IN_PROGRESS`: Another yield operation of the wallet on this chain is active (`pending` or `submitted`); `operationId` names it. Adds: walletId, chainId, operationId.
+             *     - `WALLET_TRANSACTION_UNRESOLVED`: Another payment of the wallet on this chain is not resolved yet; nothing was queued. Adds: blockingTransactionId.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "YIELD_DISABLED" | "YIELD_OPERATION_IN_PROGRESS" | "WALLET_TRANSACTION_UNRESOLVED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "SERVICE_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    getYieldOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletId: string;
+                operationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YieldOperation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `YIELD_OPERATION_NOT_FOUND`: No such yield operation for the wallet.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "YIELD_OPERATION_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    cancelYieldOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                walletId: string;
+                operationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled operation. */
+            200: {
+                headers: {
+                    /** @description Requests a minute this API key may make (its project's plan). */
+                    "x-ratelimit-limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "x-ratelimit-remaining"?: number;
+                    /** @description Seconds until the minute starts again. */
+                    "x-ratelimit-reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YieldOperation"];
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_REQUEST`: A field, parameter or header of the request is invalid; `field` names it when there is one. Adds: field.
+             *     - `INVALID_JSON`: The body is not valid JSON (or is empty while declared as JSON).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_REQUEST" | "INVALID_JSON";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `API_KEY_REQUIRED`: No `X-API-Key` header.
+             *     - `IP_NOT_ALLOWED`: The caller's address is outside the project's IP allowlist.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "API_KEY_REQUIRED" | "IP_NOT_ALLOWED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INVALID_API_KEY`: The API key is unknown, rotated, or its project deleted.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INVALID_API_KEY";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `YIELD_OPERATION_NOT_FOUND`: No such yield operation for the wallet.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "YIELD_OPERATION_NOT_FOUND";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `IDEMPOTENCY_CONFLICT`: The Idempotency-Key was already used with another route, wallet or body within its 24 hours: use a new key for a new operation. Adds: differs.
+             *     - `IDEMPOTENCY_KEY_IN_USE`: A request with this Idempotency-Key is still being processed; retry the identical request shortly and it answers what that one answered.
+             *     - `YIELD_OPERATION_NOT_CANCELLABLE`: The operation cannot be cancelled: a transaction of it is signed and unresolved, or it has ended (`status` says which). Only unsigned work is cancelled. Adds: operationId, status.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "YIELD_OPERATION_NOT_CANCELLABLE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `PAYLOAD_TOO_LARGE`: The body, or a field of it, is larger than the limit of the route.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `URI_TOO_LONG`: The request URL is longer than the service reads.
+             */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "URI_TOO_LONG";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json` in UTF-8.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `RATE_LIMITED`: Over the key's (or the admin listener's) requests per minute; wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request of this key (or address). */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `INTERNAL_ERROR`: An unexpected failure; the cause is in the service log under the request id.
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /**
+             * @description Error envelope `{code, message, requestId, …}`. Codes:
+             *     - `STORE_OVERLOADED`: The database has more writes queued than it takes; retry shortly.
+             *     - `STORE_BUSY`: The database is busy; retry.
+             *     - `STORE_SYNC_FAILED`: The database could not be synced to disk: nothing may be assumed saved.
+             *     - `STORE_ERROR`: The database failed.
+             *     - `SERVICE_UNAVAILABLE`: The service cannot take the request now; retry.
+             *     - `SERVICE_BUSY`: The service is at its limit of work in progress; retry shortly.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @description The codes this response can carry (the error catalogue, for this route and status).
+                         * @enum {string}
+                         */
+                        code: "STORE_OVERLOADED" | "STORE_BUSY" | "STORE_SYNC_FAILED" | "STORE_ERROR" | "SERVICE_UNAVAILABLE" | "SERVICE_BUSY";
                     };
                 };
             };

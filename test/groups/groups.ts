@@ -89,7 +89,6 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/policy-transfers.spec.ts',
     'test/transfers-evm.spec.ts',
     'test/transfers-restart.spec.ts',
-    'test/yield-position.spec.ts',
     'test/transfers-auto-retry.spec.ts',
     'test/transfers-auto-retry-stops.spec.ts',
   ],
@@ -99,6 +98,8 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/transfers-solana-auto-retry.spec.ts',
     'test/policy-payments-solana.spec.ts',
   ],
+  // Yield: anvil with Sepolia's chain id and the local lending protocol; mostly waiting for blocks.
+  'e2e-yield': ['test/yield-position.spec.ts', 'test/yield-operations.spec.ts'],
   'e2e-webhooks': ['test/webhook-targets.spec.ts', 'test/webhooks-cli.spec.ts', 'test/webhooks.spec.ts'],
 };
 

@@ -30,11 +30,13 @@ import type { HoldsAdmin } from '../../services/holds-admin.ts';
 import type { PolicyService } from '../../services/policies.ts';
 import type { WalletService } from '../../services/wallets.ts';
 import type { WebhookService } from '../../services/webhooks.ts';
+import type { YieldService } from '../../services/yield.ts';
 import { actorAdminRoutes } from './actors.ts';
 import { approvalAdminRoutes } from './approvals.ts';
 import { holdAdminRoutes } from './holds.ts';
 import { permissionAdminRoutes } from './permissions.ts';
 import { webhookAdminRoutes } from './webhooks.ts';
+import { yieldAdminRoutes } from './yield.ts';
 
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
 
@@ -47,10 +49,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   webhooks: WebhookService;
   approvals: ApprovalsService;
   policies: PolicyService;
-}> = async (app, { admin, wallets, actors, holds, webhooks, approvals, policies }) => {
+  yieldService: YieldService;
+}> = async (app, { admin, wallets, actors, holds, webhooks, approvals, policies, yieldService }) => {
   await app.register(actorAdminRoutes, { actors });
   await app.register(approvalAdminRoutes, { approvals });
   await app.register(holdAdminRoutes, { holds });
+  await app.register(yieldAdminRoutes, { yieldService });
   await app.register(webhookAdminRoutes, { webhooks });
   await app.register(permissionAdminRoutes, { policies });
 

@@ -1,0 +1,3 @@
+import { importGroup } from './groups.ts';
+
+importGroup('e2e-yield');

@@ -1,0 +1,334 @@
+/**
+ * Yield deposits and withdrawals end to end (spec: Yield operation, Yield operation `status`, Yield routes): the whole
+ * service (real enclave process, real SQLite) against anvil started with Sepolia's chain id and mining a block a
+ * second, on which the local lending protocol sits at the real Sepolia Pool and USDC addresses
+ * (fixtures/lending-protocol.ts). Every outcome is checked on the chain: the USDC and aToken balances, the pool's
+ * allowance, and the wallet's nonce (how many transactions it sent).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { encodeFunctionData, erc20Abi } from 'viem';
+import { encodeLendingCall } from '../chains/evm/encode-lending-call.ts';
+import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
+import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
+import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
+import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
+import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+
+let anvil: Anvil;
+let protocol: LocalLendingProtocol;
+let svc: TestService;
+let partner: Partner;
+
+const usdc = (amount: string) => parseUsdcAmount(amount, 'amount');
+
+before(async () => {
+  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
+  protocol = await installLendingProtocol(anvil.rpcUrl);
+  const dir = tempDataDir('wcs-yield-ops-chains-');
+  const chainsFile = path.join(dir, 'chains.json');
+  fs.writeFileSync(
+    chainsFile,
+    JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: anvil.rpcUrl, environment: 'development' }] }),
+  );
+  svc = await startTestService({ CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200' });
+  fs.rmSync(dir, { recursive: true, force: true });
+  partner = await svc.newPartner({ environment: 'development' });
+});
+
+after(async () => {
+  await svc?.stop();
+  await anvil?.stop();
+});
+
+let walletCount = 0;
+/** A wallet with gas and `funds` USDC. */
+async function fundedWallet(funds = '1000'): Promise<{ id: string; address: `0x${string}` }> {
+  const r = await svc.v1(partner.secret, 'POST', '/wallets', {
+    type: 'EVM',
+    userIdentifier: `yield-op-${walletCount++}`,
+    userIdentifierType: 'CUSTOM_ID',
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  await setBalance(anvil.rpcUrl, r.body.address, 10n ** 18n);
+  if (funds !== '0') await protocol.fundUsdc(r.body.address, usdc(funds));
+  return { id: r.body.id, address: r.body.address };
+}
+
+/** A deposit or withdrawal under `key` (a new one by default; null: none). */
+function post(walletId: string, kind: 'deposits' | 'withdrawals', body: unknown, key: string | null = randomUUID()) {
+  return svc.v1(
+    partner.secret,
+    'POST',
+    `/wallets/${walletId}/yield/${kind}`,
+    body,
+    key === null ? {} : { 'idempotency-key': key },
+  );
+}
+
+async function operation(walletId: string, id: string) {
+  const r = await svc.v1(partner.secret, 'GET', `/wallets/${walletId}/yield/operations/${id}`);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+/** Polls the operation until `until` holds (default: a status other than pending and submitted). */
+async function settle(
+  walletId: string,
+  id: string,
+  until: (op: any) => boolean = (op) => op.status !== 'pending' && op.status !== 'submitted',
+  timeoutMs = 60_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const op = await operation(walletId, id);
+    if (until(op)) return op;
+    if (Date.now() > deadline) assert.fail(`operation ${id} still ${op.status}: ${JSON.stringify(op)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function nonceOf(address: string): Promise<number> {
+  return Number(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest'])));
+}
+
+async function allowanceOf(address: `0x${string}`): Promise<bigint> {
+  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'allowance', args: [address, protocol.market.pool] });
+  return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_call', [{ to: protocol.market.usdc, data }, 'latest']));
+}
+
+/** Sends `data` to `to` from the wallet's address, impersonated on anvil (the partner acting outside the service). */
+async function sendAs(from: `0x${string}`, to: string, data: string): Promise<void> {
+  await rpc(anvil.rpcUrl, 'anvil_impersonateAccount', [from]);
+  const hash = await rpc<string>(anvil.rpcUrl, 'eth_sendTransaction', [{ from, to, data }]);
+  await rpc(anvil.rpcUrl, 'anvil_stopImpersonatingAccount', [from]);
+  for (let i = 0; i < 100; i++) {
+    if (await rpc(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash])) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`transaction ${hash} was not mined`);
+}
+
+describe('deposits', () => {
+  test('a short allowance: an approval of exactly the amount, confirmed, then the supply; confirmed at two confirmations', async () => {
+    const wallet = await fundedWallet('1000');
+    const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '250.5' });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.equal(r.body.status, 'pending');
+    assert.equal(r.body.amount, '250.5');
+    const op = await settle(wallet.id, r.body.id);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.deepEqual(
+      op.transactions.map((t: any) => t.type),
+      ['approve', 'supply'],
+    );
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('250.5'));
+    assert.equal(await protocol.usdcBalance(wallet.address), usdc('749.5'));
+    // Exactly the amount was approved, and the supply used it all: nothing is left allowed.
+    assert.equal(await allowanceOf(wallet.address), 0n);
+    assert.equal(await nonceOf(wallet.address), 2, 'two transactions: one approval, one supply');
+    // Each step is a transaction record of kind yield.
+    for (const step of op.transactions) {
+      const rec = await svc.v1(partner.secret, 'GET', `/wallets/${wallet.id}/transactions/${step.transactionId}`);
+      assert.equal(rec.status, 200);
+      assert.equal(rec.body.intentKind, 'yield');
+    }
+    // The same POST with the same key answers the same operation and does nothing more.
+  });
+
+  test('an allowance already enough: the supply alone; the same key and body answer the same operation', async () => {
+    const wallet = await fundedWallet('100');
+    await sendAs(
+      wallet.address,
+      protocol.market.usdc,
+      encodeLendingCall(protocol.market, { kind: 'approve', amount: usdc('100') }).data,
+    );
+    const key = randomUUID();
+    const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '40.000000' }, key);
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.equal(r.body.amount, '40', 'the amount is answered normalized');
+    const op = await settle(wallet.id, r.body.id);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.deepEqual(
+      op.transactions.map((t: any) => t.type),
+      ['supply'],
+    );
+    const again = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '40' }, key);
+    assert.equal(again.status, 202);
+    assert.equal(again.body.id, r.body.id);
+    assert.equal(again.body.status, 'confirmed');
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('40'));
+    assert.equal(await nonceOf(wallet.address), 2, "the partner's approval and the service's one supply");
+    const other = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '41' }, key);
+    assert.equal(other.status, 409);
+    assert.equal(other.body.code, 'IDEMPOTENCY_CONFLICT');
+  });
+
+  test('the supply cap: requires_action before the supply is signed, the approval kept; the same POST resumes', async () => {
+    const wallet = await fundedWallet('500');
+    await protocol.setSupplyCap(1n);
+    try {
+      const key = randomUUID();
+      const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '300' }, key);
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const held = await settle(wallet.id, r.body.id);
+      assert.equal(held.status, 'requires_action', JSON.stringify(held));
+      assert.equal(held.error!.code, 'LENDING_SUPPLY_CAP_EXCEEDED');
+      assert.deepEqual(
+        held.transactions.map((t: any) => [t.type, t.status]),
+        [['approve', 'confirmed']],
+      );
+      assert.equal(await allowanceOf(wallet.address), usdc('300'), 'the confirmed approval stays');
+      assert.equal(await protocol.suppliedBalance(wallet.address), 0n);
+      await protocol.setSupplyCap(0n);
+      const resent = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '300' }, key);
+      assert.equal(resent.status, 202, JSON.stringify(resent.body));
+      assert.equal(resent.body.id, r.body.id);
+      const op = await settle(wallet.id, r.body.id);
+      assert.equal(op.status, 'confirmed', JSON.stringify(op));
+      assert.deepEqual(
+        op.transactions.map((t: any) => t.type),
+        ['approve', 'supply'],
+      );
+      assert.equal(await nonceOf(wallet.address), 2, 'no second approval');
+      assert.equal(await protocol.suppliedBalance(wallet.address), usdc('300'));
+    } finally {
+      await protocol.setSupplyCap(0n);
+    }
+  });
+
+  test('another active operation on the wallet and chain: 409 YIELD_OPERATION_IN_PROGRESS', async () => {
+    const wallet = await fundedWallet('100');
+    const first = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '10' });
+    assert.equal(first.status, 202);
+    const second = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '20' });
+    assert.equal(second.status, 409, JSON.stringify(second.body));
+    assert.equal(second.body.code, 'YIELD_OPERATION_IN_PROGRESS');
+    assert.equal(second.body.operationId, first.body.id);
+    assert.equal((await settle(wallet.id, first.body.id)).status, 'confirmed');
+  });
+});
+
+describe('withdrawals', () => {
+  test('`all` takes the whole supplied balance with its interest back to the wallet', async () => {
+    const wallet = await fundedWallet('200');
+    const dep = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '200' });
+    assert.equal((await settle(wallet.id, dep.body.id)).status, 'confirmed');
+    await protocol.accrueInterest(100n);
+    const supplied = await protocol.suppliedBalance(wallet.address);
+    assert.ok(supplied > usdc('200'), 'interest accrued');
+    const r = await post(wallet.id, 'withdrawals', { chainId: SEPOLIA_CHAIN_ID, amount: 'all' });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.equal(r.body.amount, 'all');
+    const op = await settle(wallet.id, r.body.id);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.deepEqual(
+      op.transactions.map((t: any) => t.type),
+      ['withdraw'],
+    );
+    assert.equal(await protocol.suppliedBalance(wallet.address), 0n);
+    assert.equal(await protocol.usdcBalance(wallet.address), supplied);
+  });
+
+  test("more than supplied: failed before anything is signed, the pool's reason named", async () => {
+    const wallet = await fundedWallet('50');
+    const dep = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '50' });
+    assert.equal((await settle(wallet.id, dep.body.id)).status, 'confirmed');
+    const nonce = await nonceOf(wallet.address);
+    const r = await post(wallet.id, 'withdrawals', { chainId: SEPOLIA_CHAIN_ID, amount: '51' });
+    const op = await settle(wallet.id, r.body.id);
+    assert.equal(op.status, 'failed', JSON.stringify(op));
+    assert.equal(op.error!.code, 'EXECUTION_FAILED');
+    assert.match(op.error!.message, /NOT_ENOUGH_AVAILABLE_USER_BALANCE/);
+    assert.deepEqual(op.transactions, []);
+    assert.equal(await nonceOf(wallet.address), nonce, 'nothing was sent');
+  });
+});
+
+describe('cancellation and incident control', () => {
+  test('cancel: unsigned work ends cancelled; a confirmed operation is not cancellable', async () => {
+    const wallet = await fundedWallet('100');
+    await protocol.setSupplyCap(1n);
+    try {
+      const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '80' });
+      assert.equal((await settle(wallet.id, r.body.id)).status, 'requires_action');
+      const cancelled = await svc.v1(
+        partner.secret,
+        'POST',
+        `/wallets/${wallet.id}/yield/operations/${r.body.id}/cancel`,
+      );
+      assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+      assert.equal(cancelled.body.status, 'cancelled');
+      assert.equal(await allowanceOf(wallet.address), usdc('80'), "a confirmed approval's allowance remains");
+    } finally {
+      await protocol.setSupplyCap(0n);
+    }
+    const dep = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '10' });
+    assert.equal((await settle(wallet.id, dep.body.id)).status, 'confirmed');
+    const late = await svc.v1(partner.secret, 'POST', `/wallets/${wallet.id}/yield/operations/${dep.body.id}/cancel`);
+    assert.equal(late.status, 409);
+    assert.equal(late.body.code, 'YIELD_OPERATION_NOT_CANCELLABLE');
+  });
+
+  test("the operator's switch: new operations 409 YIELD_DISABLED; positions and operations still answer", async () => {
+    const wallet = await fundedWallet('10');
+    const off = await svc.admin('PUT', `/yield/chains/${SEPOLIA_CHAIN_ID}`, { enabled: false, reason: 'incident 42' });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    try {
+      const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '1' });
+      assert.equal(r.status, 409);
+      assert.equal(r.body.code, 'YIELD_DISABLED');
+      assert.match(r.body.message, /incident 42/);
+      const pos = await svc.v1(
+        partner.secret,
+        'GET',
+        `/wallets/${wallet.id}/yield/position?chainId=${SEPOLIA_CHAIN_ID}`,
+      );
+      assert.equal(pos.status, 200);
+    } finally {
+      const on = await svc.admin('PUT', `/yield/chains/${SEPOLIA_CHAIN_ID}`, { enabled: true });
+      assert.equal(on.status, 200);
+    }
+    const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '1' });
+    assert.equal(r.status, 202);
+    assert.equal((await settle(wallet.id, r.body.id)).status, 'confirmed');
+  });
+});
+
+describe('bad input', () => {
+  test('each answers a 4xx naming the problem, and admits nothing', async () => {
+    const wallet = await fundedWallet('0');
+    const cases: Array<[string, 'deposits' | 'withdrawals', unknown, string | null, number, string]> = [
+      ['no key', 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '1' }, null, 400, 'headers.idempotency-key'],
+      ['all on a deposit', 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: 'all' }, 'k', 400, 'body.amount'],
+      ['seven places', 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '0.0000001' }, 'k', 400, 'body.amount'],
+      ['not decimal', 'withdrawals', { chainId: SEPOLIA_CHAIN_ID, amount: '1e3' }, 'k', 400, 'body.amount'],
+      ['zero', 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '0' }, 'k', 400, 'body.amount'],
+      ['a number', 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: 1 }, 'k', 400, 'body.amount'],
+      ['another chain', 'deposits', { chainId: 5, amount: '1' }, 'k', 400, 'body.chainId'],
+      ['a chain not configured', 'deposits', { chainId: 8453, amount: '1' }, 'k', 400, 'body.chainId'],
+    ];
+    for (const [name, kind, body, key, status, field] of cases) {
+      const r = await post(wallet.id, kind, body, key === null ? null : `${key}-${randomUUID()}`);
+      assert.equal(r.status, status, `${name}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.field ?? r.body.details?.field, field, `${name} names ${field}: ${JSON.stringify(r.body)}`);
+    }
+    const sol = await svc.v1(partner.secret, 'POST', '/wallets', {
+      type: 'SOLANA',
+      userIdentifier: 'yield-sol',
+      userIdentifierType: 'CUSTOM_ID',
+    });
+    const r = await post(sol.body.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '1' });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'UNSUPPORTED_OPERATION');
+    const smallest = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '0.000001' });
+    assert.equal(smallest.status, 202, JSON.stringify(smallest.body));
+    assert.equal(smallest.body.amount, '0.000001');
+    const op = await settle(wallet.id, smallest.body.id);
+    assert.equal(op.status, 'failed');
+    assert.equal(op.error!.code, 'INSUFFICIENT_TOKEN_BALANCE');
+  });
+});
