@@ -35,6 +35,11 @@ verbs:
                                                 release the wallet's hold on a chain (evm:<chainId>,
                                                 solana:<network>) from a payment that can never resolve: it
                                                 stops sending, keeps its status and stays watched
+  yield-chains                                  whether yield is enabled on each yield chain (1, 8453, 11155111)
+  set-yield CHAIN_ID --enabled on|off [--reason WHY]
+                                                incident control: off refuses new yield operations on the chain
+                                                (409 YIELD_DISABLED); positions, operations and cancellation of
+                                                unsigned work keep working
   show-permissions KEY_ID                       the key's signing-policy switch, approvals and production review
   set-permissions KEY_ID --enabled on|off [--approvals on|off]
                                                 turn signing policies on or off for a key (approvals default off);
@@ -445,6 +450,33 @@ async function main(): Promise<void> {
         r,
         `released: wallet ${r['walletId']} on ${r['chainKey']} is free to pay again\n` +
           `payment ${r['transactionId']} keeps status ${r['status']} and stays watched (released ${r['releasedAt']} by ${r['releasedBy']})`,
+      );
+      break;
+    }
+    case 'yield-chains': {
+      const r = await call('GET', '/yield/chains');
+      const rows = r as unknown as Array<{ chainId: number; enabled: boolean; reason: string | null }>;
+      print(
+        r,
+        rows
+          .map((c) => `${c.chainId}\t${c.enabled ? 'enabled' : 'DISABLED'}${c.reason ? `\t${c.reason}` : ''}`)
+          .join('\n'),
+      );
+      break;
+    }
+    case 'set-yield': {
+      const chainId = need(args[0], 'CHAIN_ID');
+      const enabled = values.enabled === 'on' || values.enabled === 'true';
+      if (!enabled && values.enabled !== 'off' && values.enabled !== 'false') {
+        return fail(`--enabled takes on or off\n\n${USAGE}`);
+      }
+      const r = await call('PUT', `/yield/chains/${encodeURIComponent(chainId)}`, {
+        enabled,
+        ...(values.reason ? { reason: values.reason } : {}),
+      });
+      print(
+        r,
+        `yield on chain ${r['chainId']}: ${r['enabled'] ? 'enabled' : 'disabled (new operations answer 409 YIELD_DISABLED)'}`,
       );
       break;
     }

@@ -6,17 +6,20 @@
  * allowance, and the wallet's nonce (how many transactions it sent).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { encodeFunctionData, erc20Abi } from 'viem';
 import { encodeLendingCall } from '../chains/evm/encode-lending-call.ts';
 import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
-import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { nodeArgs } from './helpers/entry.ts';
+import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let anvil: Anvil;
 let protocol: LocalLendingProtocol;
@@ -24,6 +27,7 @@ let svc: TestService;
 let partner: Partner;
 
 const usdc = (amount: string) => parseUsdcAmount(amount, 'amount');
+const run = promisify(execFile);
 
 before(async () => {
   anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
@@ -273,10 +277,20 @@ describe('cancellation and incident control', () => {
     assert.equal(late.body.code, 'YIELD_OPERATION_NOT_CANCELLABLE');
   });
 
-  test("the operator's switch: new operations 409 YIELD_DISABLED; positions and operations still answer", async () => {
+  test("the operator's switch (the CLI's set-yield): new operations 409 YIELD_DISABLED; positions and operations still answer", async () => {
     const wallet = await fundedWallet('10');
-    const off = await svc.admin('PUT', `/yield/chains/${SEPOLIA_CHAIN_ID}`, { enabled: false, reason: 'incident 42' });
-    assert.equal(off.status, 200, JSON.stringify(off.body));
+    const cli = async (...args: string[]) =>
+      (
+        await run(process.execPath, nodeArgs('bin/admin', ...args, '--url', svc.adminUrl), {
+          cwd: ROOT,
+          env: { ...process.env, ADMIN_TOKEN: svc.adminToken },
+        })
+      ).stdout;
+    assert.match(
+      await cli('set-yield', String(SEPOLIA_CHAIN_ID), '--enabled', 'off', '--reason', 'incident 42'),
+      /disabled/,
+    );
+    assert.match(await cli('yield-chains'), new RegExp(`${SEPOLIA_CHAIN_ID}\tDISABLED\tincident 42`));
     try {
       const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '1' });
       assert.equal(r.status, 409);

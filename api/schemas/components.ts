@@ -67,7 +67,7 @@ import {
   WebhookTestAccepted,
   WebhookView,
 } from './webhooks.ts';
-import { YieldOperation, YieldPosition, YieldSwitch } from './yield.ts';
+import { YieldOperation, YieldPosition, YieldSwitch, YieldSwitchList } from './yield.ts';
 
 export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
   public: [
@@ -107,6 +107,7 @@ export const COMPONENTS: Record<'public' | 'admin', readonly TSchema[]> = {
   admin: [
     ErrorSchema,
     YieldSwitch,
+    YieldSwitchList,
     Pagination,
     Wallet,
     Project,

@@ -173,3 +173,6 @@ export const YieldSwitch = Type.Object(
   },
   { additionalProperties: false, $id: 'YieldSwitch' },
 );
+
+/** Every yield chain's switch (admin API). */
+export const YieldSwitchList = Type.Array(YieldSwitch, { $id: 'YieldSwitchList' });

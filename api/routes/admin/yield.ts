@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/common.ts';
 import { adminErrors } from '../../schemas/errors.ts';
-import { YieldSwitch } from '../../schemas/yield.ts';
+import { YieldSwitch, YieldSwitchList } from '../../schemas/yield.ts';
 import type { YieldService } from '../../services/yield.ts';
 
 const common = { tags: ['admin'], security: [{ adminToken: [] }] };
@@ -29,7 +29,9 @@ export const yieldAdminRoutes: FastifyPluginAsyncTypebox<{ yieldService: YieldSe
         ...common,
         operationId: 'listYieldSwitches',
         summary: 'Whether yield is enabled on each yield chain',
-        response: { 200: ok(Type.Array(YieldSwitch), 'The three yield chains and their switch.'), ...adminErrors() },
+        description:
+          "The incident switch of each of the three yield chains (1, 8453, 11155111): enabled unless the operator disabled it, with the operator's note and when it was last set.",
+        response: { 200: ok(YieldSwitchList, 'The three yield chains and their switch.'), ...adminErrors() },
       },
     },
     async () => yieldService.switches(),
