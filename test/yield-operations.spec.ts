@@ -346,3 +346,45 @@ describe('bad input', () => {
     assert.equal(op.error!.code, 'INSUFFICIENT_TOKEN_BALANCE');
   });
 });
+
+describe('depth on the canonical chain', () => {
+  test('a supply reorganized out after one confirmation is not confirmed by the blocks that follow; it is once it lands again', async () => {
+    const wallet = await fundedWallet('30');
+    await sendAs(
+      wallet.address,
+      protocol.market.usdc,
+      encodeLendingCall(protocol.market, { kind: 'approve', amount: usdc('30') }).data,
+    );
+    // Blocks only when this test mines them.
+    await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [0]);
+    await rpc(anvil.rpcUrl, 'evm_setAutomine', [false]);
+    let opId = '';
+    try {
+      const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '30' });
+      opId = r.body.id;
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const signed = await settle(wallet.id, r.body.id, (op) => op.transactions[0]?.hash);
+      const hash = signed.transactions[0].hash as string;
+      await rpc(anvil.rpcUrl, 'evm_mine', []);
+      const receipt = await rpc<{ blockNumber: string } | null>(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+      assert.ok(receipt, 'the supply is in a block: one confirmation');
+      // The block is replaced by one without it (the transaction is dropped), and two more follow: two blocks after
+      // the one it was first seen in, but not a confirmation of it.
+      await rpc(anvil.rpcUrl, 'anvil_reorg', [1, []]);
+      assert.equal(await rpc(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash]), null);
+      await rpc(anvil.rpcUrl, 'evm_mine', []);
+      await rpc(anvil.rpcUrl, 'evm_mine', []);
+      await new Promise((res) => setTimeout(res, 1_500));
+      const meanwhile = await operation(wallet.id, r.body.id);
+      assert.equal(meanwhile.status, 'submitted', JSON.stringify(meanwhile));
+      assert.equal(await protocol.suppliedBalance(wallet.address), 0n);
+    } finally {
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [1]);
+    }
+    // The service sends the stored bytes again; they land, and two confirmations later the operation is confirmed.
+    const op = await settle(wallet.id, opId, undefined, 90_000);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('30'));
+    assert.equal(await nonceOf(wallet.address), 2, "the partner's approval and one supply");
+  });
+});
