@@ -702,6 +702,7 @@ export const yieldOperations = sqliteTable(
     seq: integer('seq').notNull(),
   },
   (t) => [
+    uniqueIndex('yield_operations_seq').on(t.seq),
     uniqueIndex('yield_operations_key').on(t.projectId, t.idempotencyKey),
     uniqueIndex('yield_operations_active').on(t.walletId, t.chainId).where(sql`active = 1`),
     index('yield_operations_wallet_active').on(t.walletId, t.seq).where(sql`active = 1`),

@@ -79,12 +79,14 @@ export function createYieldDefinition(deps: {
   const now = deps.now ?? Date.now;
 
   function create(id: string, a: YieldAdmission): YieldInput {
-    // Another REST payment of the wallet on the chain comes first (spec: 409). A yield step that still holds it (an
-    // ended operation's last transaction, held until it is final) does not refuse the operation: its preparation
-    // waits for it, `pending`.
+    // Another REST payment of the wallet on the chain, or a prepared yield transaction (an operation held for action),
+    // comes first (spec: 409). A signed yield transaction that still holds it (an ended operation's last one, held
+    // until it is final) does not refuse the operation: its preparation waits for it, `pending`.
     const blocking = deps.transactions.holder(a.wallet.id, a.chainKey);
-    if (blocking && deps.transactions.getAny(blocking)?.intentKind !== 'yield')
-      throw holdConflict(a.wallet.id, blocking);
+    if (blocking) {
+      const holder = deps.transactions.getAny(blocking);
+      if (holder?.intentKind !== 'yield' || holder.hash === null) throw holdConflict(a.wallet.id, blocking);
+    }
     const createdAt = new Date(now()).toISOString();
     try {
       deps.yieldOps.insert({

@@ -24,6 +24,7 @@ CREATE TABLE `yield_operations` (
 	`seq` integer NOT NULL
 );
 --> statement-breakpoint
+CREATE UNIQUE INDEX `yield_operations_seq` ON `yield_operations` (`seq`);--> statement-breakpoint
 CREATE UNIQUE INDEX `yield_operations_key` ON `yield_operations` (`project_id`,`idempotency_key`);--> statement-breakpoint
 CREATE UNIQUE INDEX `yield_operations_active` ON `yield_operations` (`wallet_id`,`chain_id`) WHERE active = 1;--> statement-breakpoint
 CREATE INDEX `yield_operations_wallet_active` ON `yield_operations` (`wallet_id`,`seq`) WHERE active = 1;
