@@ -18,10 +18,12 @@ import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
+import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { nodeArgs } from './helpers/entry.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let anvil: Anvil;
+let proxy: RpcFaultProxy;
 let protocol: LocalLendingProtocol;
 let svc: TestService;
 let partner: Partner;
@@ -32,11 +34,13 @@ const run = promisify(execFile);
 before(async () => {
   anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
   protocol = await installLendingProtocol(anvil.rpcUrl);
+  // The service reaches the node through a proxy that passes everything unless a test asks it to fail a call.
+  proxy = await startRpcFaultProxy(anvil.rpcUrl);
   const dir = tempDataDir('wcs-yield-ops-chains-');
   const chainsFile = path.join(dir, 'chains.json');
   fs.writeFileSync(
     chainsFile,
-    JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: anvil.rpcUrl, environment: 'development' }] }),
+    JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: proxy.url, environment: 'development' }] }),
   );
   svc = await startTestService({ CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200' });
   fs.rmSync(dir, { recursive: true, force: true });
@@ -45,6 +49,7 @@ before(async () => {
 
 after(async () => {
   await svc?.stop();
+  await proxy?.close();
   await anvil?.stop();
 });
 
@@ -202,6 +207,23 @@ describe('deposits', () => {
     } finally {
       await protocol.setSupplyCap(0n);
     }
+  });
+
+  test('a node that does not answer before signing: pending, nothing signed, retried until it answers', async () => {
+    const wallet = await fundedWallet('20');
+    // The preparation's read of the market (one eth_call) fails as a node's internal error, twice.
+    const failed = () => proxy.calls.filter((c) => c.fault === 'error' && c.call.method === 'eth_call').length;
+    const before = failed();
+    proxy.add({ method: 'eth_call', fault: { kind: 'error', code: -32603, message: 'internal error' }, times: 2 });
+    const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '20' });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    const waiting = await settle(wallet.id, r.body.id, () => failed() - before >= 1, 10_000);
+    assert.equal(waiting.status, 'pending');
+    assert.deepEqual(waiting.transactions, []);
+    const op = await settle(wallet.id, r.body.id);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.equal(failed() - before, 2, 'both failures were met and retried');
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('20'));
   });
 
   test('another active operation on the wallet and chain: 409 YIELD_OPERATION_IN_PROGRESS', async () => {
