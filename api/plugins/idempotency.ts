@@ -28,6 +28,19 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
+/** The same header on the routes whose operation keeps its key (yield): required by the route, kept for good. */
+export const OperationKeyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+      pattern: IDEMPOTENCY_KEY_PATTERN,
+      description:
+        'Required (400 without it). Names the operation for good (printable ASCII, at most 256 characters, per project; not the 24-hour answer cache of other routes): the same key with the same wallet, chain, action and amount answers that operation, and resumes it from `requires_action`; with another one, 409 IDEMPOTENCY_CONFLICT.',
+    }),
+  ),
+});
+
 /** The headers of an answer a replay sends again. */
 const REPLAYED_HEADERS = ['x-transaction-id', 'location'] as const;
 
@@ -80,7 +93,10 @@ export const idempotencyPlugin = fp<{ idempotency: Idempotency; resumePayment: R
 
     app.addHook('onRoute', (route) => {
       if (!isPost(route.method)) return;
-      route.schema = { ...route.schema, headers: IdempotencyHeaders };
+      route.schema = {
+        ...route.schema,
+        headers: route.config?.ownIdempotency ? OperationKeyHeaders : IdempotencyHeaders,
+      };
     });
 
     app.addHook('preHandler', async (req, reply) => {

@@ -5238,7 +5238,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                /** @description Required (400 without it). Names the operation for good (printable ASCII, at most 256 characters, per project; not the 24-hour answer cache of other routes): the same key with the same wallet, chain, action and amount answers that operation, and resumes it from `requires_action`; with another one, 409 IDEMPOTENCY_CONFLICT. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5502,7 +5502,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key. */
+                /** @description Required (400 without it). Names the operation for good (printable ASCII, at most 256 characters, per project; not the 24-hour answer cache of other routes): the same key with the same wallet, chain, action and amount answers that operation, and resumes it from `requires_action`; with another one, 409 IDEMPOTENCY_CONFLICT. */
                 "idempotency-key"?: string;
             };
             path: {

@@ -132,7 +132,6 @@ export const yieldRoutes: FastifyPluginAsyncTypebox<{ yieldService: YieldService
   app.post(
     '/wallets/:walletId/yield/operations/:operationId/cancel',
     {
-      config: { ownIdempotency: true },
       schema: {
         tags: ['yield'],
         operationId: 'cancelYieldOperation',
