@@ -141,6 +141,7 @@ export function createTransactionsRepo(sqlite: Database.Database) {
     'insert into holds (wallet_id, chain_key, holder_id, created_at) values (@walletId, @chainKey, @id, @createdAt)',
   );
   const dropHold = sqlite.prepare('delete from holds where holder_id = ?');
+  const handHold = sqlite.prepare('update holds set holder_id = @id where holder_id = @follows');
   const maxNonce = sqlite.prepare(
     `select max(nonce) as n from transactions
      where wallet_id = ? and chain_key = ? and nonce is not null and status in ('confirmed', 'reverted')`,
@@ -167,10 +168,14 @@ export function createTransactionsRepo(sqlite: Database.Database) {
      * Inside a transaction. A record inserted unresolved takes the hold of its wallet and chain: a unique violation
      * of `holds` (isHoldViolation) when another record holds them.
      */
-    insert(row: TransactionRow): void {
+    insert(row: TransactionRow, opts: { follows?: string | null } = {}): void {
       insertStmt.run(row);
       // A cancellation competes for the holder's nonce beside it: the holder keeps the hold.
-      if (row.unresolved === 1 && row.cancels === null) takeHold.run(row);
+      if (row.unresolved !== 1 || row.cancels !== null) return;
+      // The next step of a yield operation takes the hold over from the step it follows (still unresolved until final,
+      // and still watched and resent): no other payment comes between them.
+      if (opts.follows && handHold.run({ id: row.id, follows: opts.follows }).changes === 1) return;
+      takeHold.run(row);
     },
     nextSeq(): number {
       if (lastSeq === undefined) lastSeq = (maxSeq.get() as { m: number | null }).m ?? 0;

@@ -117,6 +117,11 @@ export interface PaymentAdmission {
    */
   cancels?: string | null;
   /**
+   * A prepared step that follows its operation's previous step (signed, with its confirmations, not yet final): it is
+   * admitted while that step holds the wallet, and takes the hold over from it. Its nonce comes after that step's.
+   */
+  follows?: string | null;
+  /**
    * The signing policy's decision, taken in the transaction that writes the record (given the payment's id: what the
    * spend ledger counts it under). A refusal keeps its decision-log row and the case or review it opened, and nothing
    * else: no record, no actor. Absent: the caller decided before.
@@ -283,7 +288,9 @@ export function createPaymentDefinition(deps: {
       throw new Error('a prepared step is an EVM payment without auto-retry or cancellation terms');
     }
     const blocking = deps.transactions.holder(wallet.id, chain.key);
-    if (blocking && blocking !== a.cancels) throw holdConflict(wallet.id, blocking);
+    if (blocking && blocking !== a.cancels && !(a.prepared && blocking === a.follows)) {
+      throw holdConflict(wallet.id, blocking);
+    }
     if (a.decide) {
       const refusal = decisionError(a.decide(id));
       if (refusal) throw new SpawnRefused(refusal);
@@ -303,52 +310,55 @@ export function createPaymentDefinition(deps: {
     const { chainId, network } = family.recordChain(a.chainRef);
     const createdAt = new Date(now()).toISOString();
     try {
-      deps.transactions.insert({
-        id,
-        projectId: wallet.projectId,
-        apiKeyId: a.apiKeyId,
-        walletId: wallet.id,
-        intentKind: a.intentKind,
-        type: chain.family,
-        chainKey: chain.key,
-        chainId,
-        network,
-        status: 'pending',
-        hash: null,
-        blockNumber: null,
-        blockHash: null,
-        failureStage: null,
-        failureCode: null,
-        failureMessage: null,
-        monitoring: null,
-        toAddress: a.record.to,
-        value: a.record.value,
-        tokenAddress: a.record.tokenAddress,
-        nonce,
-        recentBlockhash: validity.recentBlockhash,
-        lastValidBlockHeight: validity.lastValidBlockHeight,
-        signedTransaction: null,
-        unresolved: 1,
-        createdAt,
-        updatedAt: createdAt,
-        resolvedAt: null,
-        watched: 0,
-        attempts: attemptsJson([
-          {
-            ordinal: 0,
-            stage: a.prepared ? 'prepared' : 'signing',
-            preparedAt: Date.parse(createdAt),
-            hash: null,
-            lastBroadcastAt: null,
-            lastValidBlockHeight: validity.lastValidBlockHeight,
-          },
-        ]),
-        cancels: a.cancels ?? null,
-        autoRetry: a.autoRetry
-          ? autoRetryJson({ ...a.autoRetry, state: 'active', reason: null, bumpCount: 0 }, { nonce, network })
-          : null,
-        seq: deps.transactions.nextSeq(),
-      });
+      deps.transactions.insert(
+        {
+          id,
+          projectId: wallet.projectId,
+          apiKeyId: a.apiKeyId,
+          walletId: wallet.id,
+          intentKind: a.intentKind,
+          type: chain.family,
+          chainKey: chain.key,
+          chainId,
+          network,
+          status: 'pending',
+          hash: null,
+          blockNumber: null,
+          blockHash: null,
+          failureStage: null,
+          failureCode: null,
+          failureMessage: null,
+          monitoring: null,
+          toAddress: a.record.to,
+          value: a.record.value,
+          tokenAddress: a.record.tokenAddress,
+          nonce,
+          recentBlockhash: validity.recentBlockhash,
+          lastValidBlockHeight: validity.lastValidBlockHeight,
+          signedTransaction: null,
+          unresolved: 1,
+          createdAt,
+          updatedAt: createdAt,
+          resolvedAt: null,
+          watched: 0,
+          attempts: attemptsJson([
+            {
+              ordinal: 0,
+              stage: a.prepared ? 'prepared' : 'signing',
+              preparedAt: Date.parse(createdAt),
+              hash: null,
+              lastBroadcastAt: null,
+              lastValidBlockHeight: validity.lastValidBlockHeight,
+            },
+          ]),
+          cancels: a.cancels ?? null,
+          autoRetry: a.autoRetry
+            ? autoRetryJson({ ...a.autoRetry, state: 'active', reason: null, bumpCount: 0 }, { nonce, network })
+            : null,
+          seq: deps.transactions.nextSeq(),
+        },
+        { follows: a.prepared ? (a.follows ?? null) : null },
+      );
     } catch (err) {
       // The hold index decides between two admissions that passed the check above together.
       if (isHoldViolation(err)) throw holdConflict(wallet.id, deps.transactions.holder(wallet.id, chain.key));

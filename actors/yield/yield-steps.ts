@@ -126,6 +126,12 @@ export function createYieldSteps(deps: YieldStepDeps) {
         chain.buildCall(account, encoded),
         chain.pendingNonce(account),
       ]);
+      // The step before (an approval with its confirmations, not final yet) holds the wallet: this one follows it,
+      // takes its hold over, and signs with the next nonce.
+      const previous =
+        input.index > 0 ? deps.transactions.getAny(input.steps[input.index - 1]!.transactionId) : undefined;
+      const follows = previous && previous.unresolved === 1 && previous.nonce !== null ? previous : undefined;
+      const nonce = follows ? Math.max(pendingNonce, follows.nonce! + 1) : pendingNonce;
       const gasCost = BigInt(unsigned.gasLimit) * BigInt(unsigned.maxFeePerGas ?? unsigned.gasPrice ?? '0');
       if (position.nativeBalance < gasCost) {
         return fail(
@@ -140,7 +146,8 @@ export function createYieldSteps(deps: YieldStepDeps) {
         chain,
         chainRef: String(input.chainId),
         intentKind: 'yield',
-        signs: { kind: 'transfer', unsigned, pendingNonce },
+        signs: { kind: 'transfer', unsigned, pendingNonce: nonce },
+        ...(follows ? { follows: follows.id } : {}),
         record: { to: encoded.to, value: null, tokenAddress: null },
         idempotency: null,
         prepared: {
@@ -252,7 +259,7 @@ export function createYieldSteps(deps: YieldStepDeps) {
         ...(row.blockNumber && row.blockHash ? { blockNumber: row.blockNumber, blockHash: row.blockHash } : {}),
       };
     }
-    if (!input.final || row.hash === null) return { kind: 'waiting', at };
+    if (row.hash === null) return { kind: 'waiting', at };
     const chain = deps.chain(input.chainKey);
     if (!chain?.inclusionDepth) return { kind: 'waiting', at };
     let depth: Awaited<ReturnType<NonNullable<PaymentChain['inclusionDepth']>>>;

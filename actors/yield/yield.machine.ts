@@ -56,7 +56,7 @@ export type SignStepOutcome =
   | { kind: 'held'; error: YieldError; at: number }
   | { kind: 'fail'; error: YieldError; at: number };
 
-/** Where a signed step stands: still on its way, done (an approval settled, a final action confirmed), or failed. */
+/** Where a signed step stands: still on its way, done (two confirmations on the canonical chain, or final), or failed. */
 export type CheckOutcome =
   | { kind: 'waiting'; at: number }
   | { kind: 'done'; at: number; blockNumber?: string; blockHash?: string }
@@ -110,8 +110,9 @@ export function yieldStatus(state: string, c: Pick<YieldContext, 'signedSteps'>)
  * operation needs next, admitted as a prepared step: an approval of exactly the amount when the allowance is short, else
  * the lending call; or why none can be: the supply cap, a revert in estimation) → `signingStep` (the `signStep` effect
  * delivers the step's SIGN, decided by the signing policy inside the step) → `awaitingStep` (a WAKE every `pollMs` runs
- * `checking`: an approval must settle on the chain before the lending call is prepared; the final action must have two
- * confirmations on the canonical chain) → `confirmed`. `waiting` is pending after a transient failure or behind another
+ * `checking`: each transaction must have two confirmations on the canonical chain, read afresh at each check: an
+ * approval before the lending call is prepared (which follows it, taking its hold over), the final one for
+ * `confirmed`) → `confirmed`. `waiting` is pending after a transient failure or behind another
  * operation of the wallet, retried with back-off; `requiresAction` waits for the partner's resend (a supply cap, a
  * policy hold) and keeps the prepared step of a hold, which the resend signs as prepared; `cancelling` ends the unsigned
  * step, if any. Every effect is at-least-once: a step is admitted under an id derived from the operation and its index
@@ -401,7 +402,7 @@ export interface SignStepInput {
 export interface CheckStepInput {
   transactionId: string;
   chainKey: string;
-  /** The operation's last transaction: done at two confirmations; an approval is done once settled. */
+  /** The operation's last transaction (its `done` confirms the operation), or an approval (the next is prepared). */
   final: boolean;
 }
 
