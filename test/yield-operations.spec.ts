@@ -19,11 +19,13 @@ import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { nodeArgs } from './helpers/entry.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
 let anvil: Anvil;
 let proxy: RpcFaultProxy;
+let receiver: WebhookReceiver;
 let protocol: LocalLendingProtocol;
 let svc: TestService;
 let partner: Partner;
@@ -42,14 +44,24 @@ before(async () => {
     chainsFile,
     JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: proxy.url, environment: 'development' }] }),
   );
-  svc = await startTestService({ CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200' });
+  receiver = await startWebhookReceiver();
+  svc = await startTestService(
+    { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' },
+    { api: { webhooks: { extraCa: receiver.caPem } } },
+  );
   fs.rmSync(dir, { recursive: true, force: true });
   partner = await svc.newPartner({ environment: 'development' });
+  const hook = await svc.admin('PUT', `/api-keys/${partner.keyId}/webhook`, {
+    url: receiver.url,
+    events: ['send.broadcasted', 'send.confirmed', 'rest.transaction.confirmed', 'rest.transaction.failed'],
+  });
+  assert.equal(hook.status, 200, JSON.stringify(hook.body));
 });
 
 after(async () => {
   await svc?.stop();
   await proxy?.close();
+  await receiver?.close();
   await anvil?.stop();
 });
 
@@ -145,7 +157,21 @@ describe('deposits', () => {
       assert.equal(rec.status, 200);
       assert.equal(rec.body.intentKind, 'yield');
     }
-    // The same POST with the same key answers the same operation and does nothing more.
+    // Each transaction is heard of on its own, as a yield transaction (and never as a send.*), once final.
+    const ids = op.transactions.map((t: any) => t.transactionId as string);
+    const ofOp = () =>
+      receiver.received
+        .map((d) => JSON.parse(d.rawBody) as { type: string; data: Record<string, any> })
+        .filter(
+          (e) => ids.includes(e.data.transactionId) || op.transactions.some((t: any) => t.hash === e.data.txHash),
+        );
+    await receiver.waitFor(() => ofOp().length >= 2, 'the two rest.transaction.confirmed events', 30_000);
+    assert.deepEqual(
+      ofOp()
+        .map((e) => `${e.type} ${e.data.intentKind} ${e.data.transactionId}`)
+        .sort(),
+      ids.map((id: string) => `rest.transaction.confirmed yield ${id}`).sort(),
+    );
   });
 
   test('an allowance already enough: the supply alone; the same key and body answer the same operation', async () => {
