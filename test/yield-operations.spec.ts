@@ -136,6 +136,10 @@ async function sendAs(from: `0x${string}`, to: string, data: string): Promise<vo
 describe('deposits', () => {
   test('a short allowance: an approval of exactly the amount, confirmed, then the supply; confirmed at two confirmations', async () => {
     const wallet = await fundedWallet('1000');
+    const positionPath = `/wallets/${wallet.id}/yield/position?chainId=${SEPOLIA_CHAIN_ID}`;
+    const before = await svc.v1(partner.secret, 'GET', positionPath);
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    assert.equal(before.body.suppliedBalance, '0');
     const r = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '250.5' });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     assert.equal(r.body.status, 'pending');
@@ -148,6 +152,9 @@ describe('deposits', () => {
     );
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('250.5'));
     assert.equal(await protocol.usdcBalance(wallet.address), usdc('749.5'));
+    const afterwards = await svc.v1(partner.secret, 'GET', positionPath);
+    assert.equal(afterwards.body.suppliedBalance, '250.5');
+    assert.equal(afterwards.body.withdrawal.availableAmount, '250.5');
     // Exactly the amount was approved, and the supply used it all: nothing is left allowed.
     assert.equal(await allowanceOf(wallet.address), 0n);
     assert.equal(await nonceOf(wallet.address), 2, 'two transactions: one approval, one supply');
