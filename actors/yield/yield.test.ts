@@ -461,9 +461,11 @@ describe('the machine', () => {
   });
 
   test('yieldStatus: each state, pending becoming submitted once a step is signed', () => {
-    const none = { signedSteps: 0 };
-    const one = { signedSteps: 1 };
-    const table: Array<[string, { signedSteps: number }, string]> = [
+    const none = { signedSteps: 0, error: null };
+    const one = { signedSteps: 1, error: null };
+    const held = { signedSteps: 0, error: HELD };
+    const cap = { signedSteps: 1, error: { code: 'LENDING_SUPPLY_CAP_EXCEEDED', message: 'no room' } };
+    const table: Array<[string, Parameters<typeof yieldStatus>[1], string]> = [
       ['preparing', none, 'pending'],
       ['waiting', none, 'pending'],
       ['signingStep', none, 'pending'],
@@ -475,15 +477,22 @@ describe('the machine', () => {
       ['awaitingStep', one, 'submitted'],
       ['checking', one, 'submitted'],
       ['signingStep', one, 'submitted'],
-      ['requiresAction', none, 'requires_action'],
-      ['requiresAction', one, 'requires_action'],
+      ['cancelling', one, 'submitted'],
+      ['requiresAction', held, 'requires_action'],
+      ['requiresAction', cap, 'requires_action'],
+      // Cancelled from requiresAction: still requires_action (inactive) until the cancellation answers.
+      ['cancelling', held, 'requires_action'],
+      ['waitingToCancel', held, 'requires_action'],
+      ['cancelling', cap, 'requires_action'],
       ['confirmed', one, 'confirmed'],
       ['failed', none, 'failed'],
       ['failed', one, 'failed'],
       ['cancelled', none, 'cancelled'],
-      ['cancelled', one, 'cancelled'],
+      ['cancelled', held, 'cancelled'],
     ];
-    for (const [s, c, status] of table) assert.equal(yieldStatus(s, c), status, `${s} with ${c.signedSteps} signed`);
+    for (const [s, c, status] of table) {
+      assert.equal(yieldStatus(s, c), status, `${s} with ${c.signedSteps} signed, error ${c.error?.code ?? 'none'}`);
+    }
     // Every state of the machine is in the table.
     const states = Object.keys(yieldMachine.config.states!);
     assert.deepEqual([...new Set(table.map(([s]) => s))].sort(), states.sort());
@@ -727,6 +736,34 @@ describe('the definition on the actor host', () => {
       assert.equal(again.input['operationId'], 'op-held');
       row = store.yieldOps.getAny('op-held')!;
       assert.deepEqual([row.status, row.active, row.error], ['pending', true, null]);
+      await h.host.stop();
+      store.close();
+    },
+  );
+  hostTest(
+    'CANCEL in requires_action while another operation of the wallet is active on the chain: cancelled',
+    async () => {
+      const store = createStore(':memory:');
+      const s = scriptedSteps();
+      const h = await hostWith(store, s.steps as never);
+      await h.host.spawn(h.def, 'op-held', admission('w1', 'k-held'));
+      (await s.call('prepare', 0)).resolve(step(APPROVE, Date.now()));
+      (await s.call('signStep', 0)).resolve({ kind: 'held', error: HELD, at: Date.now() } satisfies SignStepOutcome);
+      await until(h, 'op-held', (v) => stateOf(v) === 'requiresAction');
+      await h.host.spawn(h.def, 'op-other', admission('w1', 'k-other'));
+      await s.call('prepare', 1);
+
+      await h.host.deliver('op-held', { type: 'CANCEL' });
+      const cancel = await s.call('cancelStep', 0);
+      assert.equal(cancel.input['transactionId'], APPROVE.transactionId);
+      let row = store.yieldOps.getAny('op-held')!;
+      assert.deepEqual([row.status, row.active], ['requires_action', false], 'still held while its step is cancelled');
+      cancel.resolve({ cancelled: true });
+      const v = await until(h, 'op-held', (x) => x.status === 'done');
+      assert.equal(v.operationStatus, 'cancelled');
+      row = store.yieldOps.getAny('op-held')!;
+      assert.deepEqual([row.status, row.active], ['cancelled', false]);
+      assert.equal(store.yieldOps.getAny('op-other')!.active, true);
       await h.host.stop();
       store.close();
     },
