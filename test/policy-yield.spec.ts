@@ -310,6 +310,40 @@ describe('holds', () => {
     const review = await svc.v1(partner.secret, 'POST', `${BASE}/reviews/${reviewId}/approve`);
     assert.equal(review.body.status, 'consumed');
   });
+  test('a held operation cancelled while another operation of the wallet waits behind its step: cancelled, the other goes on', async () => {
+    const { partner, wallet, post, settle, operation } = await setUp('held-then-cancelled', [
+      {
+        id: 'review-large',
+        effect: 'require_approval',
+        actions: ['yield_deposit'],
+        conditions: [{ fact: 'value', op: 'gte', value: usdc('50').toString() }],
+      },
+    ]);
+    const held = await post('deposits', '60');
+    assert.equal(held.status, 202, JSON.stringify(held.body));
+    assert.equal((await settle(held.body.id)).status, 'requires_action');
+    // requires_action is not active: a second operation is admitted, and waits for the held step's hold of the wallet.
+    const small = await post('deposits', '10');
+    assert.equal(small.status, 202, JSON.stringify(small.body));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await operation(small.body.id)).status, 'pending');
+
+    const cancelled = await svc.v1(
+      partner.secret,
+      'POST',
+      `/wallets/${wallet.id}/yield/operations/${held.body.id}/cancel`,
+    );
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    assert.equal(cancelled.body.status, 'cancelled');
+    assert.deepEqual(
+      cancelled.body.transactions.map((t: any) => [t.type, t.status, t.hash]),
+      [['approve', 'failed', null]],
+    );
+    const done = await settle(small.body.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('10'));
+    assert.equal(await nonceOf(wallet.address), 2, "the second operation's approval and supply, nothing of the first");
+  });
 });
 
 /**
