@@ -88,11 +88,20 @@ export function unsignedStep(c: Pick<YieldContext, 'steps' | 'signedSteps'>): Yi
   return c.steps.length > c.signedSteps ? c.steps[c.steps.length - 1]! : null;
 }
 
-/** The operation's status for each state (spec: Yield operation `status`); `pending` becomes `submitted` once signed. */
-export function yieldStatus(state: string, c: Pick<YieldContext, 'signedSteps'>): YieldStatus {
+/**
+ * The operation's status for each state (spec: Yield operation `status`); `pending` becomes `submitted` once signed. An
+ * operation cancelled from `requiresAction` (the only state a cancellation leaves with its `error` set) stays
+ * `requires_action` until the cancellation answers: it was not active, and must not become active (the unique index of
+ * active operations) while another operation of the wallet may be active on the chain.
+ */
+export function yieldStatus(state: string, c: Pick<YieldContext, 'signedSteps' | 'error'>): YieldStatus {
   switch (state) {
     case 'requiresAction':
       return 'requires_action';
+    case 'cancelling':
+    case 'waitingToCancel':
+      if (c.error !== null) return 'requires_action';
+      return c.signedSteps > 0 ? 'submitted' : 'pending';
     case 'confirmed':
     case 'failed':
     case 'cancelled':
