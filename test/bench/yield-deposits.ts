@@ -102,6 +102,10 @@ function watchHead(rpcUrl: string) {
       }
       return head;
     },
+    /** When `block` was first seen (or the first block after it, should the watcher have missed it). */
+    seenAt(block: number): number {
+      return seen.find((s) => s.block >= block)?.at ?? Number.NaN;
+    },
     head: () => seen[seen.length - 1]?.block ?? 0,
     async stop() {
       stopped = true;
@@ -120,7 +124,7 @@ interface OperationView {
   id: string;
   status: string;
   amount: string;
-  transactions: Array<{ type: string; status: string; hash: string | null }>;
+  transactions: Array<{ type: string; transactionId: string; status: string; hash: string | null }>;
   error: { code: string; message: string } | null;
 }
 
@@ -156,6 +160,7 @@ async function main(): Promise<void> {
       wallets.map((w) => w.address),
     );
     for (const w of wallets) await protocol.fundUsdc(w.address, FUNDS);
+    console.log(`${DEPOSITS} wallets created and funded (1 ETH and ${formatUsdcAmount(FUNDS)} USDC each)`);
     // Past a few blocks, so the service's first polls have seen the chain before the deposits.
     await new Promise((r) => setTimeout(r, 2 * POLL_MS));
 
@@ -184,6 +189,8 @@ async function main(): Promise<void> {
               method: 'POST',
               headers: { ...headers, 'idempotency-key': `bench-deposit-${w.id}` },
               body: JSON.stringify({ chainId: SEPOLIA_CHAIN_ID, amount: formatUsdcAmount(amountOf(i)) }),
+              // A POST that never answers is a finding, named here rather than a bench that hangs.
+              signal: AbortSignal.timeout(120_000),
             });
             const body = (await r.json()) as OperationView;
             if (r.status !== 202) throw new Error(`deposit ${i} answered ${r.status}: ${JSON.stringify(body)}`);
@@ -231,7 +238,10 @@ async function main(): Promise<void> {
       Array.from({ length: 16 }, async () => {
         while (next < admitted.length) {
           const a = admitted[next++]!;
-          const r = await fetch(`${svc.url}/v1/wallets/${a.wallet.id}/yield/operations/${a.id}`, { headers });
+          const r = await fetch(`${svc.url}/v1/wallets/${a.wallet.id}/yield/operations/${a.id}`, {
+            headers,
+            signal: AbortSignal.timeout(60_000),
+          });
           views.set(a.id, (await r.json()) as OperationView);
         }
       }),
@@ -297,6 +307,23 @@ async function main(): Promise<void> {
       anvil.rpcUrl,
       hashes.flat().map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })),
     );
+    // When the service wrote each step's record, and resolved it (final): the time between the blocks, by stage.
+    const records = new Database(path.join(svc.dataDir, 'service.db'), { readonly: true, fileMustExist: true });
+    const recordOf = records.prepare(
+      'select created_at as createdAt, resolved_at as resolvedAt from transactions where id = ?',
+    );
+    const stepTimes = (id: string) => {
+      const t = recordOf.get(id) as { createdAt: string; resolvedAt: string | null } | undefined;
+      return { created: Date.parse(t?.createdAt ?? ''), resolved: Date.parse(t?.resolvedAt ?? '') };
+    };
+    const stages: Record<string, number[]> = {
+      'admitted to the approval prepared': [],
+      'approval prepared to mined (signed, sent, next block)': [],
+      'approval mined to its record final (2 blocks + chain poll)': [],
+      'approval final to the supply prepared (operation poll)': [],
+      'supply prepared to mined (signed, sent, next block)': [],
+      'supply mined to confirmed (second block + poll)': [],
+    };
     const timing: Array<{ ms: number; blocks: number; toApproval: number; toSupply: number; toConfirmed: number }> = [];
     let r = 0;
     for (const [k, a] of admitted.entries()) {
@@ -309,6 +336,16 @@ async function main(): Promise<void> {
       const confirmedHead = head.headAt(confirmedAt);
       const approval = Number(BigInt(steps[0]!.blockNumber));
       const supply = Number(BigInt(steps[1]!.blockNumber));
+      const [approvalRecord, supplyRecord] = views.get(a.id)!.transactions.map((t) => stepTimes(t.transactionId));
+      const values = [
+        approvalRecord!.created - admittedAt,
+        head.seenAt(approval) - approvalRecord!.created,
+        approvalRecord!.resolved - head.seenAt(approval),
+        supplyRecord!.created - approvalRecord!.resolved,
+        head.seenAt(supply) - supplyRecord!.created,
+        confirmedAt - head.seenAt(supply),
+      ];
+      for (const [j, list] of Object.values(stages).entries()) list.push(values[j]!);
       timing.push({
         ms: confirmedAt - admittedAt,
         blocks: confirmedHead - admittedHead,
@@ -320,7 +357,7 @@ async function main(): Promise<void> {
     if (timing.length > 0) {
       const line = (name: string, values: number[], unit: string) => {
         const p = percentiles(values);
-        return `  ${name.padEnd(52)} p50 ${p.p50}${unit}   p95 ${p.p95}${unit}   max ${p.max}${unit}   (min ${p.min}${unit})`;
+        return `  ${name.padEnd(62)} p50 ${p.p50}${unit}   p95 ${p.p95}${unit}   max ${p.max}${unit}   (min ${p.min}${unit})`;
       };
       console.log(`\nadmission to confirmed, ${timing.length} operations:`);
       console.log(
@@ -358,6 +395,8 @@ async function main(): Promise<void> {
           '',
         ),
       );
+      console.log('  the time by stage (ms; a block is mined every second, the watcher sees it within 20 ms):');
+      for (const [name, values] of Object.entries(stages)) console.log(line(`  ${name}`, values, ' ms'));
       console.log(
         `  theoretical minimum: ${MIN_BLOCKS} blocks (approval mined +1, final +2, supply mined +1, second confirmation +1) = 1 + 3 + 1; ` +
           `at a block every ${BLOCK_S} s, ${MIN_BLOCKS - 1}–${MIN_BLOCKS} s after admission (where in its block it came) plus the ` +
@@ -369,6 +408,7 @@ async function main(): Promise<void> {
       `\nRPC made by the service from the first deposit to the last confirmed: ${formatCounts(spent)}; ${(spent.requests / DEPOSITS).toFixed(1)} HTTP requests and ${(spent.calls / DEPOSITS).toFixed(1)} calls per deposit`,
     );
     console.log(`  the node's answer times by first method: ${formatLatency(spent)}`);
+    records.close();
     console.log(`load averages (1, 5, 15 min): at the start ${loadAtStart}, at the end ${loadAtEnd}`);
   } finally {
     await head.stop();
