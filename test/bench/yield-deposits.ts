@@ -7,6 +7,8 @@
  *   BENCH_POLL_MS    CHAIN_POLL_INTERVAL_MS of the service (default 1000): how often records and operations are
  *                    looked at
  *   BENCH_TIMEOUT_S  how long the deposits may take to end (default 300)
+ *   BENCH_PROFILE=1  write a CPU profile of the API from the first deposit to the last confirmed (the temporary
+ *                    directory, wcs-profile-<pid>.cpuprofile)
  *
  * The target (issue 24): 200 concurrent deposits from distinct wallets all reach `confirmed` with exactly one approval
  * and one supply each, checked on-chain: each wallet's nonce is 2, its supplied balance (aToken) is the amount and its
@@ -43,6 +45,7 @@ import { applianceProcesses, withCpu } from './process-cpu.ts';
 const DEPOSITS = Number(process.env['BENCH_DEPOSITS'] ?? 200);
 const POLL_MS = Number(process.env['BENCH_POLL_MS'] ?? 1000);
 const TIMEOUT_S = Number(process.env['BENCH_TIMEOUT_S'] ?? 300);
+const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const BLOCK_S = 1;
 /** Each wallet holds 1000.5 USDC and deposits 100.000001 USDC plus its index in base units: no two amounts alike. */
 const FUNDS = 1_000_500_000n;
@@ -140,7 +143,13 @@ async function main(): Promise<void> {
     chainsFile,
     JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: proxy.url, environment: 'any' }] }),
   );
-  const svc = await startAppliance({ env: { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: String(POLL_MS) } });
+  const svc = await startAppliance({
+    env: {
+      CHAINS_FILE: chainsFile,
+      CHAIN_POLL_INTERVAL_MS: String(POLL_MS),
+      ...(PROFILE ? { NODE_OPTIONS: `--import ${path.join(ROOT, 'test/bench/cpu-profile-preload.mjs')}` } : {}),
+    },
+  });
   const head = watchHead(anvil.rpcUrl);
   let failures = 0;
   const problem = (message: string) => {
@@ -177,6 +186,10 @@ async function main(): Promise<void> {
       `\n${DEPOSITS} deposits posted at once, one per wallet (anvil: a block every ${BLOCK_S} s, service poll interval ${POLL_MS} ms); head ${headAtStart}; load ${loadAtStart}`,
     );
 
+    const toggleProfile = () => {
+      if (PROFILE && procs['api'] !== undefined) process.kill(procs['api'], 'SIGUSR2');
+    };
+    toggleProfile();
     const { admitted, ended } = await withCpu(
       procs,
       'deposit',
@@ -227,6 +240,8 @@ async function main(): Promise<void> {
         }
       },
     );
+    toggleProfile();
+    if (PROFILE) console.log(`  CPU profile of the API: ${os.tmpdir()}/wcs-profile-${procs['api']}.cpuprofile`);
     const spent = countsBetween(countsBefore, proxy.counts());
     const loadAtEnd = loadNow();
     db.close();
