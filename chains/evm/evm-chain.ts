@@ -11,6 +11,7 @@ import {
   type TransferIntent,
 } from '../payment-chain.ts';
 import { classifyBroadcastFailure } from './classify-broadcast-failure.ts';
+import { createCallCoalescer } from './create-call-coalescer.ts';
 import { createRpcBatchPoster, type RpcAnswer, type RpcBatchPoster } from './create-rpc-batch-poster.ts';
 import type { LendingMarket } from './lending-protocol.ts';
 import { nextBaseFeeFromHistory } from './next-base-fee-from-history.ts';
@@ -198,6 +199,7 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
       return { answers: rest, requests };
     },
   };
+  const readDepths = createCallCoalescer(checkedPoster, [{ method: 'eth_blockNumber', params: [] }]);
   const observeMemory = createEvmObserveMemory({
     nonceCheckAfterMs: config.nonceCheckAfterMs ?? DEFAULT_NONCE_CHECK_AFTER_MS,
   });
@@ -497,11 +499,10 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
 
     async inclusionDepth(hash) {
       if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new ChainInputError(`${hash} is not a transaction hash`, 'hash');
-      const { answers } = await checkedPoster.post([
-        { method: 'eth_getTransactionReceipt', params: [hash] },
-        { method: 'eth_blockNumber', params: [] },
-      ]);
-      const [receiptAnswer, headAnswer] = answers;
+      // Reads asked in the same turn share one request (their receipts, then the head once).
+      const { own, shared } = await readDepths([{ method: 'eth_getTransactionReceipt', params: [hash] }]);
+      const [receiptAnswer] = own;
+      const [headAnswer] = shared;
       if (!receiptAnswer?.ok) throw depthUnavailable(receiptAnswer);
       if (!headAnswer?.ok) throw depthUnavailable(headAnswer);
       const head = quantity(headAnswer.result, 'block number');
