@@ -385,7 +385,13 @@ export function createPaymentDefinition(deps: {
       ...(validity.lastValidBlockHeight === null ? {} : { lastValidBlockHeight: validity.lastValidBlockHeight }),
       autoRetry: a.autoRetry ? { ...a.autoRetry, replacementDelayMs } : null,
       ...(a.prepared
-        ? { prepared: { operation: a.prepared.operation, ...(a.prepared.facts ? { facts: a.prepared.facts } : {}) } }
+        ? {
+            prepared: {
+              operation: a.prepared.operation,
+              ...(a.prepared.facts ? { facts: a.prepared.facts } : {}),
+              ...(a.prepared.approvedUnder ? { approvedUnder: a.prepared.approvedUnder } : {}),
+            },
+          }
         : {}),
     };
   }
@@ -415,6 +421,7 @@ export function createPaymentDefinition(deps: {
           ...(sign.reference ? { reference: sign.reference } : {}),
           ...(sign.initiatorUserId !== undefined ? { initiatorUserId: sign.initiatorUserId } : {}),
           ...(c.prepared.facts ? { yieldFacts: c.prepared.facts } : {}),
+          ...(c.prepared.approvedUnder ? { approvedUnder: c.prepared.approvedUnder } : {}),
         })
       : { effect: 'allow' };
     const decided: SignEvent = { ...sign, at, decision };

@@ -58,6 +58,12 @@ export interface PreparedStepTerms {
    * every step of the operation. A yield step moves nothing a spend window counts.
    */
   facts?: { asset: string; value: string };
+  /**
+   * A later step of its operation (the supply after an approval): the record of the operation's first step. A policy
+   * hold of the same rule that the first step's signature went through (its approved case or review) lets this one
+   * through too; one person's approval covers the operation.
+   */
+  approvedUnder?: string;
 }
 
 /**

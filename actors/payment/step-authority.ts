@@ -24,6 +24,8 @@ export interface StepSignInput {
   initiatorUserId?: string | null;
   /** A yield step's operation facts (PreparedStepTerms.facts). */
   yieldFacts?: { asset: string; value: string };
+  /** A later step of a yield operation: its first step's record, whose approval covers it (PreparedStepTerms). */
+  approvedUnder?: string;
 }
 
 /**
@@ -115,6 +117,7 @@ export function createStepAuthority(deps: {
             }
           : {}),
         spendRef: input.transactionId,
+        ...(input.approvedUnder ? { continuation: true, approvedUnder: input.approvedUnder } : {}),
         ...(input.initiatorUserId !== undefined ? { initiatorUserId: input.initiatorUserId } : {}),
       });
       const error = decisionError(decision);

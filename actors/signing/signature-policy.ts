@@ -91,6 +91,12 @@ export interface SignatureRequest {
    * the same rule, and stops otherwise.
    */
   continuation?: boolean;
+  /**
+   * With `continuation`, a later transaction of a yield operation: the spend reference of the operation's first
+   * transaction, whose approval (by the same rule) covers the whole operation. A hold no such approval covers is then
+   * resolved as the request's own (its case or review, which the partner's resend of the POST meets), not stopped.
+   */
+  approvedUnder?: string;
 }
 
 /** One entry of a denial's `deniedBy`. */
@@ -332,7 +338,9 @@ export function createSignatureGate(deps: {
     const wallet = request.wallet;
     // Step 1.
     const { reference, bodyHash } = referenceOf(request);
-    if (!request.continuation && request.reference) holds.checkReference(apiKeyId, reference, bodyHash);
+    if ((!request.continuation || request.approvedUnder !== undefined) && request.reference) {
+      holds.checkReference(apiKeyId, reference, bodyHash);
+    }
     const chain = request.facts ? request.facts() : NO_CHAIN_FACTS;
     const policyRequest: PolicyRequest = {
       wallet: { id: wallet.id, type: wallet.type },
@@ -432,13 +440,17 @@ export function createSignatureGate(deps: {
           const rule = { policyId: d.policyId, ruleId: d.ruleId };
           if (request.continuation) {
             // The admission went through an approval of this rule: the operation it approved goes on.
-            if (decisions.approvedHold(apiKeyId, spendRef, d.policyId, d.ruleId)) {
+            if (decisions.approvedHold(apiKeyId, request.approvedUnder ?? spendRef, d.policyId, d.ruleId)) {
               reserve();
               log('allow', { ...rule, holdId: 'admission' }, d.trace);
               return ALLOW;
             }
-            log('hold', { reason: 'continuation', ...rule }, d.trace);
-            return { effect: 'review', details: rule };
+            // An auto-retry replacement cannot be resent: it stops. A yield operation's later transaction is asked of
+            // people as its request (below).
+            if (request.approvedUnder === undefined) {
+              log('hold', { reason: 'continuation', ...rule }, d.trace);
+              return { effect: 'review', details: rule };
+            }
           }
           const version = d.trace.policies.find((p) => p.policyId === d.policyId)?.version ?? 0;
           const outcome = holds.resolve({

@@ -153,6 +153,8 @@ export function createYieldSteps(deps: YieldStepDeps) {
         prepared: {
           operation: input.action === 'deposit' ? 'yield_deposit' : 'yield_withdraw',
           facts: { asset: market.usdc.toLowerCase(), value: amount.toString() },
+          // The operation's later steps go through on the approval its first one went through.
+          ...(input.index > 0 ? { approvedUnder: input.steps[0]!.transactionId } : {}),
         },
       });
       return { kind: 'step', step: { kind: call.kind, transactionId }, at };
