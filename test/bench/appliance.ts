@@ -26,6 +26,8 @@ export async function startAppliance(
     logLevel?: string;
     /** More environment for the service (CHAINS_FILE, time constants). */
     env?: Record<string, string>;
+    /** How long the service may take to answer /readyz 200 (default 30 s). */
+    readyTimeoutMs?: number;
     /** Wraps the command line (for example to raise a resource limit first). */
     command?: (argv: string[]) => [string, string[]];
   } = {},
@@ -57,7 +59,8 @@ export async function startAppliance(
       // not listening yet
     }
     if (proc.exitCode !== null) throw new Error(`the service exited with ${proc.exitCode} before it was ready`);
-    if (performance.now() - t0 > 30_000) throw new Error('service did not become ready in 30 s');
+    const limit = options.readyTimeoutMs ?? 30_000;
+    if (performance.now() - t0 > limit) throw new Error(`service did not become ready in ${limit / 1000} s`);
     await new Promise((r) => setTimeout(r, 10));
   }
   return { proc, url, adminUrl: `http://127.0.0.1:${adminPort}`, dataDir, readyMs: performance.now() - t0 };

@@ -20,7 +20,8 @@
  * confirmed, as the bench saw anvil's head every 20 ms), split at the approval's and the supply's blocks; and the
  * theoretical minimum: the approval mined (+1 block), final (anvil's `finalized` trails `latest` by two blocks with
  * slotsInAnEpoch 1: +2), the supply mined (+1), its second confirmation (+1): 5 blocks, each step noticed at the
- * next poll. Beside them: the RPC requests the service made (through a counting proxy between it and anvil), the CPU
+ * next poll. Beside them: one deposit alone just before, on the same machine (the reference: what the 200 cost each
+ * other), the RPC requests the service made (through a counting proxy between it and anvil), the CPU
  * of each process, and the machine's load averages.
  *
  * Interval mining, not automine: with automine a block is mined only when a transaction arrives, so the approval's
@@ -144,6 +145,8 @@ async function main(): Promise<void> {
     JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: proxy.url, environment: 'any' }] }),
   );
   const svc = await startAppliance({
+    // The machine is shared: under a load of 10 on two cores the service has taken over 30 s to start.
+    readyTimeoutMs: 120_000,
     env: {
       CHAINS_FILE: chainsFile,
       CHAIN_POLL_INTERVAL_MS: String(POLL_MS),
@@ -162,21 +165,49 @@ async function main(): Promise<void> {
       rateLimitPerMinute: 10_000_000,
     });
     const headers = { 'x-api-key': secretKey, 'content-type': 'application/json' };
-    const wallets = await createWallets(svc.url, headers, DEPOSITS, 'yield-deposit');
+    const [reference, ...wallets] = await createWallets(svc.url, headers, DEPOSITS + 1, 'yield-deposit');
     wallets.sort((a, b) => a.id.localeCompare(b.id));
-    await fund(
-      anvil.rpcUrl,
-      wallets.map((w) => w.address),
-    );
-    for (const w of wallets) await protocol.fundUsdc(w.address, FUNDS);
-    console.log(`${DEPOSITS} wallets created and funded (1 ETH and ${formatUsdcAmount(FUNDS)} USDC each)`);
+    await fund(anvil.rpcUrl, [reference!.address, ...wallets.map((w) => w.address)]);
+    for (const w of [reference!, ...wallets]) await protocol.fundUsdc(w.address, FUNDS);
+    console.log(`${DEPOSITS + 1} wallets created and funded (1 ETH and ${formatUsdcAmount(FUNDS)} USDC each)`);
     // Past a few blocks, so the service's first polls have seen the chain before the deposits.
     await new Promise((r) => setTimeout(r, 2 * POLL_MS));
 
     const procs = applianceProcesses(svc.proc.pid!, { anvil: anvil.pid, 'bench (proxy, polls)': process.pid });
     const db = new Database(path.join(svc.dataDir, 'service.db'), { readonly: true, fileMustExist: true });
+
+    // The reference, on the same machine just before: one deposit alone, its time and blocks.
+    {
+      const r = await fetch(`${svc.url}/v1/wallets/${reference!.id}/yield/deposits`, {
+        method: 'POST',
+        headers: { ...headers, 'idempotency-key': 'bench-reference' },
+        body: JSON.stringify({ chainId: SEPOLIA_CHAIN_ID, amount: '100' }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      const { id } = (await r.json()) as OperationView;
+      if (r.status !== 202) throw new Error(`the reference deposit answered ${r.status}`);
+      const one = db.prepare(
+        'select status, created_at as createdAt, updated_at as updatedAt from yield_operations where id = ?',
+      );
+      const started = Date.now();
+      for (;;) {
+        const row = one.get(id) as { status: string; createdAt: string; updatedAt: string };
+        if (row.status !== 'pending' && row.status !== 'submitted') {
+          const from = Date.parse(row.createdAt);
+          const to = Date.parse(row.updatedAt);
+          if (row.status !== 'confirmed') problem(`the reference deposit ended ${row.status}`);
+          console.log(
+            `\nreference: one deposit alone: ${row.status} ${to - from} ms after admission, ${head.headAt(to) - head.headAt(from)} blocks (the minimum: ${MIN_BLOCKS}); load ${loadNow()}`,
+          );
+          break;
+        }
+        if (Date.now() - started > 120_000) throw new Error('the reference deposit did not end in 120 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+
     const rows = db.prepare(
-      'select id, status, created_at as createdAt, updated_at as updatedAt from yield_operations',
+      "select id, status, created_at as createdAt, updated_at as updatedAt from yield_operations where idempotency_key like 'bench-deposit-%'",
     );
     const countsBefore = proxy.counts();
     const loadAtStart = loadNow();
