@@ -335,18 +335,6 @@ describe('refusals: a 4xx with its code, and the node never asked', () => {
     assert.equal(anonymous.body.code, 'API_KEY_REQUIRED');
     assert.equal(proxy.calls.length, from, 'the node was not asked');
   });
-
-  test('deposits and withdrawals are not served yet: 404 ROUTE_NOT_FOUND', async () => {
-    const w = await newWallet();
-    for (const route of ['deposits', 'withdrawals']) {
-      const r = await svc.v1(partner.secret, 'POST', `/wallets/${w.id}/yield/${route}`, {
-        chainId: SEPOLIA_CHAIN_ID,
-        amount: '1',
-      });
-      assert.equal(r.status, 404, route);
-      assert.equal(r.body.code, 'ROUTE_NOT_FOUND', route);
-    }
-  });
 });
 
 describe('a node that does not answer: 503 RPC_UNAVAILABLE with Retry-After', () => {

@@ -173,9 +173,22 @@ export function createYieldDefinition(deps: {
       if (previous === undefined) return;
       const c = snap.context;
       const status = yieldStatus(topState(snap.value), c);
+      const active = snap.status !== 'done' && (status === 'pending' || status === 'submitted');
+      // A step that changed nothing the row shows (a look at a step still on its way) leaves it, and its updatedAt, alone.
+      const before = previous.context;
+      const wasActive =
+        previous.status !== 'done' && ['pending', 'submitted'].includes(yieldStatus(topState(previous.value), before));
+      if (
+        status === yieldStatus(topState(previous.value), before) &&
+        active === wasActive &&
+        c.steps.length === before.steps.length &&
+        JSON.stringify(c.error) === JSON.stringify(before.error)
+      ) {
+        return;
+      }
       deps.yieldOps.update(id, {
         status,
-        active: snap.status !== 'done' && (status === 'pending' || status === 'submitted'),
+        active,
         error: c.error,
         steps: c.steps,
         updatedAt: new Date(now()).toISOString(),
