@@ -337,6 +337,7 @@ describe('holds', () => {
     );
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     assert.equal(cancelled.body.status, 'cancelled');
+    assert.equal(cancelled.body.error, null, 'a cancelled operation keeps no error of its hold');
     assert.deepEqual(
       cancelled.body.transactions.map((t: any) => [t.type, t.status, t.hash]),
       [['approve', 'failed', null]],
@@ -347,6 +348,51 @@ describe('holds', () => {
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('10'));
     assert.equal(await nonceOf(wallet.address), 2, "the second operation's approval and supply, nothing of the first");
+  });
+
+  test('an operation in requires_action (a supply cap) cancelled while another one of the wallet is active: cancelled', async () => {
+    const { partner, wallet, post, settle, operation } = await setUp('cap-then-cancelled', [
+      {
+        id: 'no-withdraw-all',
+        effect: 'deny',
+        actions: ['yield_withdraw'],
+        conditions: [{ fact: 'value', op: 'gte', value: MAX_UINT256 }],
+      },
+    ]);
+    await protocol.setSupplyCap(1n);
+    try {
+      const capped = await post('deposits', '60');
+      assert.equal(capped.status, 202, JSON.stringify(capped.body));
+      assert.equal((await settle(capped.body.id)).status, 'requires_action');
+      // requires_action is not active: a second operation is admitted (no step of the first holds the wallet); more
+      // than the first one's allowance, it approves first, and is active meanwhile.
+      const key = randomUUID();
+      const active = await post('deposits', '100', key);
+      assert.equal(active.status, 202, JSON.stringify(active.body));
+      const cancelled = await svc.v1(
+        partner.secret,
+        'POST',
+        `/wallets/${wallet.id}/yield/operations/${capped.body.id}/cancel`,
+      );
+      assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+      assert.equal(cancelled.body.status, 'cancelled');
+      // Still pending or submitted now, so active all along (admitted active, and only a resend could make it active
+      // again once it left): the cancellation ran while it was.
+      const other = await operation(active.body.id);
+      assert.ok(['pending', 'submitted'].includes(other.status), JSON.stringify(other));
+      await protocol.setSupplyCap(0n);
+      let op = await settle(active.body.id);
+      if (op.status === 'requires_action') {
+        // Its supply was prepared before the cap was lifted: the same POST resumes it.
+        assert.equal(op.error.code, 'LENDING_SUPPLY_CAP_EXCEEDED');
+        assert.equal((await post('deposits', '100', key)).status, 202);
+        op = await settle(active.body.id);
+      }
+      assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    } finally {
+      await protocol.setSupplyCap(0n);
+    }
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('100'));
   });
 });
 

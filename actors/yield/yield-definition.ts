@@ -79,14 +79,12 @@ export function createYieldDefinition(deps: {
   const now = deps.now ?? Date.now;
 
   function create(id: string, a: YieldAdmission): YieldInput {
-    // Another REST payment of the wallet on the chain, or a prepared yield transaction (an operation held for action),
-    // comes first (spec: 409). A signed yield transaction that still holds it (an ended operation's last one, held
-    // until it is final) does not refuse the operation: its preparation waits for it, `pending`.
+    // Another REST payment of the wallet on the chain comes first (spec: 409). A signed yield step that still holds it
+    // (an ended operation's last transaction, held until it is final) does not refuse the operation: its preparation
+    // waits for it, `pending`.
     const blocking = deps.transactions.holder(a.wallet.id, a.chainKey);
-    if (blocking) {
-      const holder = deps.transactions.getAny(blocking);
-      if (holder?.intentKind !== 'yield' || holder.hash === null) throw holdConflict(a.wallet.id, blocking);
-    }
+    const blockingRow = blocking ? deps.transactions.getAny(blocking) : undefined;
+    if (blocking && blockingRow?.intentKind !== 'yield') throw holdConflict(a.wallet.id, blocking);
     const createdAt = new Date(now()).toISOString();
     try {
       deps.yieldOps.insert({
@@ -113,6 +111,12 @@ export function createYieldDefinition(deps: {
       if (isYieldKeyViolation(err)) throw idempotencyKeyInUse();
       throw err;
     }
+    // An unsigned yield step holds it: the step of an operation in `requires_action` (a policy hold; an active
+    // operation was refused just above), whose nonce it keeps for the resend. This operation would wait for that step,
+    // and that operation's resend would be refused while this one is active: neither would ever go on. Refused, not
+    // queued (spec: a prepared yield transaction blocks other REST operations until resolved or cancelled); the throw
+    // undoes the insert.
+    if (blocking && blockingRow && blockingRow.hash === null) throw holdConflict(a.wallet.id, blocking);
     return {
       operationId: id,
       projectId: a.wallet.projectId,

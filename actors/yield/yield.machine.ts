@@ -353,7 +353,7 @@ export const yieldMachine = setup({
           {
             guard: ({ event }) => event.output.cancelled,
             target: 'cancelled',
-            actions: assign({ cancelRequested: false, wakeAt: null }),
+            actions: assign({ cancelRequested: false, wakeAt: null, error: null }),
           },
           {
             // Its SIGN was taken first: it is signed work now, followed as any.
