@@ -3,7 +3,7 @@
  * that no update was lost.
  *
  *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,http] [--seconds 3] [--rounds 10]
- *     [--connections 64]
+ *     [--connections 64] [--rate 0]
  *
  * decide:  the CPU of one decision inside a write (decideWithin in a transaction, no fsync: what a signing request's
  *          event loop pays), with 20 active policies of 10 rules each that all apply, beside permissions off.
@@ -14,7 +14,9 @@
  *          this process), keys with permissions off and on (one policy of 10 rules, made over the API), in turn,
  *          `--rounds` pairs of `--seconds` each (the order inside a pair alternating): each run's requests per second
  *          and CPU per request (this process: its main thread and its other threads; the enclave child apart), then
- *          the median, quartiles and range of the pairs' on/off ratios.
+ *          the median, quartiles and range of the pairs' on/off ratios. `--rate N` holds N requests per second in both
+ *          (below what the machine answers): the rates then match, and the CPU per request compares the paths at the
+ *          same load (at full speed a slower run also pays more per request for its idle event-loop turns).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'decide,reserve,http' },
     seconds: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '0' },
     connections: { type: 'string', default: '64' },
     concurrency: { type: 'string', default: '256' },
     decisions: { type: 'string', default: '20000' },
@@ -41,6 +44,8 @@ const { values } = parseArgs({
 const ONLY = new Set(values.only.split(','));
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
+/** Requests per second autocannon holds in http mode (0: as many as the service answers). */
+const RATE = Number(values.rate);
 
 const WALLET = 'w-bench';
 const TO = '0x1111111111111111111111111111111111111111';
@@ -321,6 +326,7 @@ if (ONLY.has('http')) {
         url: svc.url,
         connections: Number(values.connections),
         duration: SECONDS,
+        ...(RATE > 0 ? { overallRate: RATE } : {}),
         requests: [
           {
             method: 'POST',
