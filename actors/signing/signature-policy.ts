@@ -22,6 +22,7 @@ import type { LoggedDecision, LoggedEffect, PolicyDecisionsRepo } from '../../st
 import type { SpendRepo } from '../../store/spend-repo.ts';
 import type { WalletRow } from '../../store/wallets-repo.ts';
 import type { Writer } from '../../store/writer.ts';
+import { policyRequestJson, traceJson } from './policy/decision-json.ts';
 import {
   type DecisionTrace,
   evaluatePolicies,
@@ -457,8 +458,8 @@ export function createSignatureGate(deps: {
       policyId,
       ruleId,
       holdId,
-      request: JSON.stringify(d.policyRequest),
-      trace: JSON.stringify(trace),
+      request: policyRequestJson(d.policyRequest),
+      trace: traceJson(trace),
       decidedAt: d.at,
     };
     if (d.inWrite) decisions.append(row);
