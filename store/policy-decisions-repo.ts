@@ -26,40 +26,16 @@ export interface LoggedDecisionRow extends LoggedDecision {
   seq: number;
 }
 
-/** Most rows one insert statement of `appendAll` holds (13 values each). */
-const MANY_ROWS = 32;
-
 const COLUMNS = `seq, api_key_id as apiKeyId, wallet_id as walletId, reference, spend_ref as spendRef, action, effect,
   reason, policy_id as policyId, rule_id as ruleId, hold_id as holdId, request, trace, decided_at as decidedAt`;
 
 /** The decision log of signing policies (shadow mode): written by the decision point in its transaction. */
 export function createPolicyDecisionsRepo(sqlite: Database.Database) {
-  const insertOf = (rows: number) =>
-    sqlite.prepare(
-      `insert into policy_decisions (api_key_id, wallet_id, reference, spend_ref, action, effect, reason, policy_id,
-         rule_id, hold_id, request, trace, decided_at)
-       values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-    );
-  const insert = insertOf(1);
-  /** Inserts of MANY_ROWS, MANY_ROWS / 2, ... 2 rows, prepared when first used. */
-  const inserts = new Map<number, Database.Statement>();
-  const bind = (row: LoggedDecision, to: unknown[]) => {
-    to.push(
-      row.apiKeyId,
-      row.walletId,
-      row.reference,
-      row.spendRef,
-      row.action,
-      row.effect,
-      row.reason,
-      row.policyId,
-      row.ruleId,
-      row.holdId,
-      row.request,
-      row.trace,
-      row.decidedAt,
-    );
-  };
+  const insert = sqlite.prepare(
+    `insert into policy_decisions (api_key_id, wallet_id, reference, spend_ref, action, effect, reason, policy_id,
+       rule_id, hold_id, request, trace, decided_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const between = sqlite.prepare(
     `select ${COLUMNS} from policy_decisions where api_key_id = ? and decided_at >= ? and decided_at < ? and seq > ?
        order by decided_at, seq limit ?`,
@@ -91,28 +67,6 @@ export function createPolicyDecisionsRepo(sqlite: Database.Database) {
           row.decidedAt,
         ).lastInsertRowid,
       );
-    },
-
-    /**
-     * Inside a writer transaction: logs decisions in the order given (their sequence numbers follow that order), up to
-     * MANY_ROWS in one statement: a queued batch of decisions costs one statement per MANY_ROWS rows (and one update
-     * of the sequence) instead of one per row.
-     */
-    appendAll(rows: readonly LoggedDecision[]): void {
-      let i = 0;
-      for (let size = MANY_ROWS; size >= 1; size >>= 1) {
-        while (rows.length - i >= size) {
-          let statement = size === 1 ? insert : inserts.get(size);
-          if (!statement) {
-            statement = insertOf(size);
-            inserts.set(size, statement);
-          }
-          const values: unknown[] = [];
-          for (let k = 0; k < size; k++) bind(rows[i + k]!, values);
-          statement.run(values);
-          i += size;
-        }
-      }
     },
 
     /** A key's decisions taken in [from, to), in the order taken, after `afterSeq` (paging), at most `limit`. */

@@ -303,7 +303,7 @@ export function createSignatureGate(deps: {
   policies: PolicySource;
   holds: HoldResolver;
   spend: Pick<SpendRepo, 'entriesOf' | 'windowTotal' | 'reserve' | 'release'>;
-  decisions: Pick<PolicyDecisionsRepo, 'append' | 'appendAll' | 'approvedHold'>;
+  decisions: Pick<PolicyDecisionsRepo, 'append' | 'approvedHold'>;
   writer: Pick<Writer, 'write'>;
   now?: () => number;
   /** Where a decision-log row that could not be written is reported (rows written after the answer, see `decide`). */
@@ -328,7 +328,14 @@ export function createSignatureGate(deps: {
     queued = [];
     if (rows.length === 0) return Promise.resolve();
     return writer
-      .write(() => decisions.appendAll(rows), { bounded: false })
+      .write(
+        () => {
+          // One insert a row: an insert of many rows in one statement saves instructions but, inside the writer's
+          // savepoint, journals the pages it finds first (strace: 0.4 more page writes a row, and more CPU in all).
+          for (const r of rows) decisions.append(r);
+        },
+        { bounded: false },
+      )
       .catch((err: unknown) => report(`${rows.length} policy decisions were not logged`, err));
   }
   function queueRow(row: LoggedDecision): void {
