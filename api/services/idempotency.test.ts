@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { createStore } from '../../store/index.ts';
 import { ANSWER_CACHE_MS, type Begun, canonicalJson, createIdempotency, fingerprintOf } from './idempotency.ts';
 
@@ -32,6 +33,37 @@ test('canonical JSON sorts keys at every level and keeps arrays in order', () =>
   assert.equal(fingerprintOf({ a: 1, b: 2 }), fingerprintOf({ b: 2, a: 1 }));
   assert.notEqual(fingerprintOf({ a: 1 }), fingerprintOf({ a: '1' }));
   assert.equal(canonicalJson(undefined), 'null');
+});
+
+test('canonical JSON of a body is the sorted JSON.stringify text, whatever its strings hold (fingerprints unchanged)', () => {
+  // The definition the service has always hashed: stored fingerprints of bodies sent before stay equal.
+  const reference = (value: unknown): string => {
+    if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+    if (value !== null && typeof value === 'object') {
+      const o = value as Record<string, unknown>;
+      return `{${Object.keys(o)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${reference(o[k])}`)
+        .join(',')}}`;
+    }
+    return JSON.stringify(value) ?? 'null';
+  };
+  const units = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 10 }).map((u) => String.fromCharCode(...u));
+  const body = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.oneof(fc.string(), units, fc.constantFrom('"', '\\', '\n', '\u0000', '\ud800', '😀')),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(fc.oneof(fc.string(), units), tie('value'), { maxKeys: 3 }),
+    ),
+  })).value;
+  fc.assert(
+    fc.property(body, (b) => assert.equal(canonicalJson(b), reference(b))),
+    { numRuns: 2000 },
+  );
 });
 
 test('a stored answer is replayed; another route, wallet or body is a conflict naming what differs', async () => {

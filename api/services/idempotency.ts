@@ -18,6 +18,7 @@
  */
 import { hash } from 'node:crypto';
 import { idempotencyKeyInUse, ServiceError } from '../../chains/domain/errors.ts';
+import { jsonString } from '../../chains/domain/json.ts';
 import type { IdempotencyClaim, IdempotencyName, StoredAnswer } from '../../store/idempotency-repo.ts';
 import type { Store } from '../../store/index.ts';
 
@@ -44,9 +45,10 @@ export function canonicalJson(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const o = value as Record<string, unknown>;
     const keys = Object.keys(o).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+    return `{${keys.map((k) => `${jsonString(k)}:${canonicalJson(o[k])}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  // Strings (most of a body) without the generic serializer: the same text (chains/domain/json.ts).
+  return typeof value === 'string' ? jsonString(value) : (JSON.stringify(value) ?? 'null');
 }
 
 /** The fingerprint of a body: SHA-256 (hex) of its canonical JSON. */

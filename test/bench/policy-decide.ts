@@ -2,7 +2,8 @@
  * The signing-policy decision point (actors/signing/signature-policy.ts) under load. Prints figures; asserts only
  * that no update was lost.
  *
- *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,http] [--seconds 10] [--connections 64]
+ *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,http] [--seconds 3] [--rounds 10]
+ *     [--connections 64] [--rate 0]
  *
  * decide:  the CPU of one decision inside a write (decideWithin in a transaction, no fsync: what a signing request's
  *          event loop pays), with 20 active policies of 10 rules each that all apply, beside permissions off.
@@ -10,8 +11,12 @@
  *          as many at once as `--concurrency`: decisions per second, and the ledger's total checked against the
  *          allowed count (a lost update would show as a difference).
  * http:    EVM sign-message over HTTP (in-process API with the service's own stores + enclave child, autocannon in
- *          this process), keys with permissions off and on (one policy of 10 rules, made over the API), in turn:
- *          requests per second and this process's CPU per request.
+ *          this process), keys with permissions off and on (one policy of 10 rules, made over the API), in turn,
+ *          `--rounds` pairs of `--seconds` each (the order inside a pair alternating): each run's requests per second
+ *          and CPU per request (this process: its main thread and its other threads; the enclave child apart), then
+ *          the median, quartiles and range of the pairs' on/off ratios. `--rate N` holds N requests per second in both
+ *          (below what the machine answers): the rates then match, and the CPU per request compares the paths at the
+ *          same load (at full speed a slower run also pays more per request for its idle event-loop turns).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,7 +33,9 @@ import { createStore } from '../../store/index.ts';
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: 'decide,reserve,http' },
-    seconds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '0' },
     connections: { type: 'string', default: '64' },
     concurrency: { type: 'string', default: '256' },
     decisions: { type: 'string', default: '20000' },
@@ -36,6 +43,9 @@ const { values } = parseArgs({
 });
 const ONLY = new Set(values.only.split(','));
 const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+/** Requests per second autocannon holds in http mode (0: as many as the service answers). */
+const RATE = Number(values.rate);
 
 const WALLET = 'w-bench';
 const TO = '0x1111111111111111111111111111111111111111';
@@ -105,6 +115,48 @@ function request(value: bigint): SignatureRequest {
     facts: () => extractEvmTransactionFacts({ chainId: 1, to: TO, value }),
     reference: { idempotencyKey: null, route: 'sign-transaction', bodyHash: () => hash },
   };
+}
+
+interface Run {
+  rate: number;
+  /** CPU per request (µs) of this process (process.cpuUsage), and of its main thread and other threads (/proc). */
+  cpu: number;
+  main: number;
+  others: number;
+  /** CPU per request (µs) of the enclave child, all its threads; NaN when unknown. */
+  enclave: number;
+}
+
+/** A process's CPU so far in clock ticks (1/100 s): its main thread, and all its other threads together. */
+function processTicks(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    // Fields after the command name (which may hold spaces): utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    if (Number(tid) === pid) main += ticks;
+    else others += ticks;
+  }
+  return { main, others };
+}
+
+/** Median, quartiles and range (linear interpolation between order statistics). */
+function quantiles(xs: number[]): { min: number; q1: number; median: number; q3: number; max: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const i = (s.length - 1) * q;
+    const lo = Math.floor(i);
+    const hi = Math.ceil(i);
+    return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
+  };
+  return { min: s[0]!, q1: at(0.25), median: at(0.5), q3: at(0.75), max: s[s.length - 1]! };
 }
 
 function tempDb(): string {
@@ -264,13 +316,17 @@ if (ONLY.has('http')) {
         rules: first.rules,
       }),
     };
-    const run = async (label: string, key: { secret: string; ids: string[] }) => {
+    const enclavePid = svc.enclave.pid;
+    const run = async (label: string, key: { secret: string; ids: string[] }): Promise<Run> => {
       let k = 0;
       const cpu0 = process.cpuUsage();
+      const threads0 = processTicks(process.pid);
+      const enclave0 = enclavePid === undefined ? undefined : processTicks(enclavePid);
       const r = await autocannon({
         url: svc.url,
         connections: Number(values.connections),
         duration: SECONDS,
+        ...(RATE > 0 ? { overallRate: RATE } : {}),
         requests: [
           {
             method: 'POST',
@@ -281,31 +337,73 @@ if (ONLY.has('http')) {
         ],
       });
       const cpu = process.cpuUsage(cpu0);
-      // This process's CPU per request: the API and autocannon (the enclave child signs apart).
-      const perRequest = (cpu.user + cpu.system) / r.requests.total;
+      const threads1 = processTicks(process.pid);
+      const enclave1 = enclavePid === undefined ? undefined : processTicks(enclavePid);
+      const n = r.requests.total;
+      // This process's CPU per request: the API and autocannon (the enclave child signs apart). Split by thread from
+      // /proc in clock ticks (10 ms): the main thread (the API's JavaScript, and autocannon's) and the others (V8's
+      // collector and compiler threads, libuv's pool running fdatasync, the WAL checkpointer).
+      const perRequest = (cpu.user + cpu.system) / n;
+      const tick = 10_000 / n;
+      const main = (threads1.main - threads0.main) * tick;
+      const others = (threads1.others - threads0.others) * tick;
+      const enclave =
+        enclave0 && enclave1 ? (enclave1.main + enclave1.others - enclave0.main - enclave0.others) * tick : NaN;
+      const rate = n / SECONDS;
       console.log(
-        `${label.padEnd(58)} ${(r.requests.total / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  ${perRequest.toFixed(0)} µs CPU/req (API + load)  non-2xx ${r.non2xx}`,
+        `${label.padEnd(44)} ${rate.toFixed(0).padStart(6)} req/s  p50 ${String(r.latency.p50).padStart(2)} ms  CPU/req µs: API+load ${perRequest.toFixed(0).padStart(3)} (main ${main.toFixed(0).padStart(3)}, other threads ${others.toFixed(0).padStart(3)}), enclave ${enclave.toFixed(0).padStart(3)}  non-2xx ${r.non2xx}`,
       );
-      return { rate: r.requests.total / SECONDS, cpu: perRequest };
+      return { rate, cpu: perRequest, main, others, enclave };
     };
-    // A warm-up, then off / on in turn, three times: the machine is shared.
+    // A warm-up, then off and on in turn, ROUNDS times in short runs (the machine is shared: a pair's ratio is taken
+    // between two runs seconds apart, and the order inside a pair alternates so that a drift does not favour one).
     await run('warm-up (permissions off)', keys.off);
-    const off: number[] = [];
-    const on: number[] = [];
-    const onCpu: number[] = [];
-    const offCpu: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      const a = await run('EVM sign-message, permissions off', keys.off);
-      const b = await run('EVM sign-message, permissions on, one policy of 10 rules', keys.policy);
-      off.push(a.rate);
-      offCpu.push(a.cpu);
-      on.push(b.rate);
-      onCpu.push(b.cpu);
+    await run('warm-up (permissions on)', keys.policy);
+    const pairs: Array<{ off: Run; on: Run }> = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const runOff = () => run(`[${round + 1}/${ROUNDS}] permissions off`, keys.off);
+      const runOn = () => run(`[${round + 1}/${ROUNDS}] permissions on, 1 policy x 10 rules`, keys.policy);
+      if (round % 2 === 0) {
+        const off = await runOff();
+        pairs.push({ off, on: await runOn() });
+      } else {
+        const on = await runOn();
+        pairs.push({ off: await runOff(), on });
+      }
     }
-    await run('EVM sign-message, permissions on, no policy', keys.noPolicy);
+    await run('permissions on, no policy', keys.noPolicy);
     const sum = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+    const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+    const spread = (label: string, xs: number[]) => {
+      const q = quantiles(xs);
+      console.log(
+        `${label.padEnd(44)} median ${pct(q.median)}  quartiles ${pct(q.q1)}–${pct(q.q3)}  range ${pct(q.min)}–${pct(q.max)}  (${xs.length} pairs)`,
+      );
+    };
+    console.log(`load average ${os.loadavg()[0]!.toFixed(2)} (1 min) at the end`);
+    spread(
+      'on / off, rate',
+      pairs.map((p) => p.on.rate / p.off.rate),
+    );
+    spread(
+      'on / off, CPU per request (API + load)',
+      pairs.map((p) => p.on.cpu / p.off.cpu),
+    );
+    const medianOf = (f: (r: Run) => number, which: 'on' | 'off') => quantiles(pairs.map((p) => f(p[which]))).median;
+    for (const [name, f] of [
+      ['API + load', (r: Run) => r.cpu],
+      ['main thread', (r: Run) => r.main],
+      ['other threads', (r: Run) => r.others],
+      ['enclave child', (r: Run) => r.enclave],
+    ] as const) {
+      const off = medianOf(f, 'off');
+      const on = medianOf(f, 'on');
+      console.log(
+        `CPU per request, ${name.padEnd(14)} median off ${off.toFixed(0).padStart(4)} µs, on ${on.toFixed(0).padStart(4)} µs (${on - off >= 0 ? '+' : ''}${(on - off).toFixed(0)})`,
+      );
+    }
     console.log(
-      `on / off: ${((sum(on) / sum(off)) * 100).toFixed(1)}% of the rate; CPU per request ${((sum(onCpu) / sum(offCpu)) * 100).toFixed(1)}%`,
+      `on / off over all runs: ${pct(sum(pairs.map((p) => p.on.rate)) / sum(pairs.map((p) => p.off.rate)))} of the rate; CPU per request ${pct(sum(pairs.map((p) => p.on.cpu)) / sum(pairs.map((p) => p.off.cpu)))}`,
     );
   } finally {
     await svc.stop();
