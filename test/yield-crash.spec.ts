@@ -3,8 +3,11 @@
  * transaction taken by the node while the service never heard the answer. The appliance runs under its supervisor on
  * anvil with Sepolia's chain id and a block a second, the local lending protocol at the real Sepolia addresses, the
  * service talking to the node through the fault proxy (fixtures/rpc-fault-proxy.ts), which forwards the send and holds
- * its answer. One kill serves two deposits caught at once: one with its approval's send answer lost, one with its
- * supply's. Each must end `confirmed` with exactly one approval and one supply on the chain.
+ * its answer. One kill serves three deposits caught at once: one with its approval's send answer lost, one with its
+ * supply's, each of which must end `confirmed` with exactly one approval and one supply on the chain; and one whose
+ * approval is being signed (the enclave stopped with SIGSTOP), which must end `failed` with SIGNING_INTERRUPTED and
+ * nothing on the chain (the payment rule: an interrupted signature is never signed again), its wallet free for the
+ * next deposit.
  *
  * Runs alone (it kills a process): not in a spec group.
  */
@@ -22,15 +25,18 @@ import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } f
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { tempDataDir } from './helpers/service.ts';
-import { type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
+import { alive, childPid, createPauser, type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'yield-crash-admin-token-0123456789abcdef';
 let anvil: Anvil | undefined;
 let proxy: RpcFaultProxy | undefined;
 let sup: RunningSupervisor | undefined;
 let dataDir = '';
+/** The enclave this file stops (SIGSTOP): continued at the end whatever happened, so that it can be stopped. */
+const enclaves = createPauser();
 
 after(async () => {
+  enclaves.resumeAll();
   await sup?.stop();
   await proxy?.close();
   await anvil?.stop();
@@ -57,7 +63,7 @@ function recipientOf(call: RpcCall): string | undefined {
   }
 }
 
-test('SIGKILL with an approval and a supply sent and their answers lost: each deposit confirms with one approval and one supply', async () => {
+test('SIGKILL with an approval and a supply sent and their answers lost, and an approval being signed: one approval and one supply each, the interrupted one failed with nothing sent', async () => {
   anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
   const protocol: LocalLendingProtocol = await installLendingProtocol(anvil.rpcUrl);
   proxy = await startRpcFaultProxy(anvil.rpcUrl);
@@ -156,13 +162,37 @@ test('SIGKILL with an approval and a supply sent and their answers lost: each de
   assert.equal(JSON.parse(stored(supplyOp).steps).length, 2, 'the supply is the second step');
   assert.equal(JSON.parse(stored(approveOp).steps).length, 1, 'the approval is the first step');
 
-  const restarts = [...sup.log().matchAll(/\[supervisor\] api restarted/g)].length;
-  process.kill(sup.apiPid(), 'SIGKILL');
-  await sup.waitFor(
-    () => [...sup!.log().matchAll(/\[supervisor\] api restarted/g)].length > restarts,
-    'the API restart',
-    30_000,
-  );
+  // The third: its approval's signature asked of an enclave that answers nothing.
+  const signing = await newWallet('crash-signing');
+  const enclave = childPid(sup, 'enclave');
+  enclaves.pause(enclave);
+  let signingOp: string;
+  try {
+    signingOp = await deposit(signing.id, '45');
+    await sup.waitFor(() => {
+      const steps = JSON.parse(stored(signingOp).steps) as { transactionId: string }[];
+      if (steps.length !== 1) return false;
+      const [actor] = query<{ state: string }>(
+        'select state from actor_snapshots where actor_id = ?',
+        steps[0]!.transactionId,
+      );
+      return actor?.state === 'signing';
+    }, "the approval's signing");
+    // Let the request reach the enclave's socket.
+    await new Promise((r) => setTimeout(r, 200));
+    const restarts = [...sup.log().matchAll(/\[supervisor\] api restarted/g)].length;
+    const api = sup.apiPid();
+    process.kill(api, 'SIGKILL');
+    await sup.waitFor(() => !alive(api), 'the API to be gone');
+    enclaves.resume(enclave);
+    await sup.waitFor(
+      () => [...sup!.log().matchAll(/\[supervisor\] api restarted/g)].length > restarts,
+      'the API restart',
+      30_000,
+    );
+  } finally {
+    enclaves.resume(enclave);
+  }
   await sup.waitFor(
     async () => (await fetch(`${sup!.url}/readyz`).catch(() => undefined))?.status === 200,
     'the restarted API to be ready',
@@ -209,4 +239,30 @@ test('SIGKILL with an approval and a supply sent and their answers lost: each de
     );
     for (const [i, r] of records.entries()) assert.equal(op.transactions[i].hash, r.hash);
   }
+
+  // The interrupted signature: the operation fails, nothing was sent, and the wallet takes the next deposit.
+  const interrupted = await until(
+    signing.id,
+    signingOp,
+    (o) => o.status !== 'pending' && o.status !== 'submitted',
+    `operation ${signingOp} to end`,
+  );
+  assert.equal(interrupted.status, 'failed', JSON.stringify(interrupted));
+  assert.equal(interrupted.error.code, 'SIGNING_INTERRUPTED');
+  assert.deepEqual(
+    interrupted.transactions.map((t: any) => [t.type, t.status, t.hash]),
+    [['approve', 'failed', null]],
+  );
+  assert.equal(await nonceOf(signing.address), 0, 'nothing sent');
+  assert.equal(await allowanceOf(signing.address), 0n);
+  const next = await deposit(signing.id, '45');
+  const done = await until(
+    signing.id,
+    next,
+    (o) => o.status !== 'pending' && o.status !== 'submitted',
+    `operation ${next} to end`,
+  );
+  assert.equal(done.status, 'confirmed', JSON.stringify(done));
+  assert.equal(await nonceOf(signing.address), 2);
+  assert.equal(await protocol.suppliedBalance(signing.address), usdc('45'));
 });
