@@ -410,6 +410,27 @@ test('a WAKE computed ahead of its time is not used once an event changed the ac
   store.close();
 });
 
+test('a stop while actors are being woken leaves no timer armed', async () => {
+  const { store } = tempStore();
+  const t0 = Date.parse('2026-11-23T00:00:00Z');
+  const clock = manualClock(t0);
+  const host = hostOn(store, { definitions: [counterDefinition()], clock });
+  await host.start();
+  await spawnIn(host, 'counter', 'now', { wakeAt: t0 + 1_000 });
+  await spawnIn(host, 'counter', 'later', { wakeAt: t0 + 3_600_000 });
+  await new Promise((r) => setImmediate(r));
+  // Loaded 100 ms ahead, then woken at its time.
+  clock.advance(900);
+  await new Promise((r) => setTimeout(r, 20));
+  clock.advance(100);
+  // The wake of `now` is being written when the stop begins; once it commits, the scheduler looks for the next wake
+  // time (`later`) while the host drains. Armed then, its timer would outlive the stop: it would keep the process
+  // alive for an hour, then fire into a stopped host.
+  await host.stop();
+  assert.deepEqual(clock.armed(), [], 'no timer armed after the stop');
+  store.close();
+});
+
 test('migration: committed v1 wallet rows (XState format) are migrated when loaded and finish', async () => {
   const { store } = tempStore();
   store.projects.insert({

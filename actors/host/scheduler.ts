@@ -27,9 +27,16 @@ export function createScheduler(
   let waking = false;
   let purgeTimer: unknown;
 
+  /**
+   * Stopping or stopped: no timer is armed any more. Steps still commit while the host drains (the outcomes of
+   * at-most-once effects, a wake under way), and a timer one of them armed would outlive `stop()`: it would keep the
+   * process alive until it fired, and then fire into a stopped host.
+   */
+  const halted = () => core.state.stopped || core.state.draining;
+
   /** A commit set a wake time: arm the timer earlier if it is. */
   function noteWake(at: number): void {
-    if (!core.state.started || core.state.stopped || waking) return;
+    if (!core.state.started || halted() || waking) return;
     if (timerFor === undefined || at < timerFor) arm(at);
   }
 
@@ -37,7 +44,7 @@ export function createScheduler(
     if (timer !== undefined) core.clock.clearTimer(timer);
     timer = undefined;
     timerFor = undefined;
-    if (at === null || core.state.stopped) return;
+    if (at === null || halted()) return;
     timerFor = at;
     const until = at - core.clock.now();
     // Shortly before a wake time, the actors due by then are loaded, so that at the time itself only their
@@ -110,7 +117,7 @@ export function createScheduler(
       for (const e of prefetched) deps.pump(e);
       prefetched.clear();
     }
-    if (!core.state.stopped) arm(core.store.nextWakeAt());
+    if (!halted()) arm(core.store.nextWakeAt());
   }
 
   /** Drops applied event ids past the deduplication window, hourly, a bounded number at a time. */
@@ -121,7 +128,7 @@ export function createScheduler(
         .transact(() => core.store.purgeAppliedBefore(before, 10_000))
         .catch((err) => core.log('purging old inbox ids failed', err))
         .finally(() => {
-          if (!core.state.stopped) schedulePurge();
+          if (!halted()) schedulePurge();
         });
     }, PURGE_EVERY_MS);
   }

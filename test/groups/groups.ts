@@ -99,7 +99,12 @@ export const SPEC_GROUPS: Record<string, string[]> = {
     'test/policy-payments-solana.spec.ts',
   ],
   // Yield: anvil with Sepolia's chain id and the local lending protocol; mostly waiting for blocks.
-  'e2e-yield': ['test/yield-position.spec.ts', 'test/yield-operations.spec.ts', 'test/policy-yield.spec.ts'],
+  'e2e-yield': [
+    'test/yield-position.spec.ts',
+    'test/yield-operations.spec.ts',
+    'test/policy-yield.spec.ts',
+    'test/yield-restart.spec.ts',
+  ],
   'e2e-webhooks': ['test/webhook-targets.spec.ts', 'test/webhooks-cli.spec.ts', 'test/webhooks.spec.ts'],
 };
 
