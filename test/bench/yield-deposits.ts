@@ -18,9 +18,8 @@
  * Printed: the time from admission (the operation's createdAt) to `confirmed` (its updatedAt when it became so, both
  * written by the service) beside the blocks it needed (the head when it was admitted to the head when it was
  * confirmed, as the bench saw anvil's head every 20 ms), split at the approval's and the supply's blocks; and the
- * theoretical minimum: the approval mined (+1 block), final (anvil's `finalized` trails `latest` by two blocks with
- * slotsInAnEpoch 1: +2), the supply mined (+1), its second confirmation (+1): 5 blocks, each step noticed at the
- * next poll. Beside them: one deposit alone just before, on the same machine (the reference: what the 200 cost each
+ * theoretical minimum: the approval mined (+1 block), its second confirmation (+1: the supply follows it then, not at
+ * its finality), the supply mined (+1), its second confirmation (+1): 4 blocks, each step noticed at the next poll. Beside them: one deposit alone just before, on the same machine (the reference: what the 200 cost each
  * other), the RPC requests the service made (through a counting proxy between it and anvil), the CPU
  * of each process, and the machine's load averages.
  *
@@ -52,7 +51,7 @@ const BLOCK_S = 1;
 const FUNDS = 1_000_500_000n;
 const amountOf = (i: number) => 100_000_001n + BigInt(i);
 /** Approval mined, final two blocks later, supply mined, its second confirmation. */
-const MIN_BLOCKS = 1 + 2 + 1 + 1;
+const MIN_BLOCKS = 1 + 1 + 1 + 1;
 
 const loadNow = () =>
   os
@@ -365,8 +364,7 @@ async function main(): Promise<void> {
     const stages: Record<string, number[]> = {
       'admitted to the approval prepared': [],
       'approval prepared to mined (signed, sent, next block)': [],
-      'approval mined to its record final (2 blocks + chain poll)': [],
-      'approval final to the supply prepared (operation poll)': [],
+      'approval mined to the supply prepared (second confirmation + operation poll)': [],
       'supply prepared to mined (signed, sent, next block)': [],
       'supply mined to confirmed (second block + poll)': [],
     };
@@ -386,8 +384,7 @@ async function main(): Promise<void> {
       const values = [
         approvalRecord!.created - admittedAt,
         head.seenAt(approval) - approvalRecord!.created,
-        approvalRecord!.resolved - head.seenAt(approval),
-        supplyRecord!.created - approvalRecord!.resolved,
+        supplyRecord!.created - head.seenAt(approval),
         head.seenAt(supply) - supplyRecord!.created,
         confirmedAt - head.seenAt(supply),
       ];
@@ -444,10 +441,10 @@ async function main(): Promise<void> {
       console.log('  the time by stage (ms; a block is mined every second, the watcher sees it within 20 ms):');
       for (const [name, values] of Object.entries(stages)) console.log(line(`  ${name}`, values, ' ms'));
       console.log(
-        `  theoretical minimum: ${MIN_BLOCKS} blocks (approval mined +1, final +2, supply mined +1, second confirmation +1) = 1 + 3 + 1; ` +
+        `  theoretical minimum: ${MIN_BLOCKS} blocks (approval mined +1, its second confirmation +1, supply mined +1, its second confirmation +1); ` +
           `at a block every ${BLOCK_S} s, ${MIN_BLOCKS - 1}–${MIN_BLOCKS} s after admission (where in its block it came) plus the ` +
           `poll that notices the second confirmation (up to ${POLL_MS} ms); the supply makes the next block only when ` +
-          'the approval’s finality is noticed (the chain poll, then the operation’s poll) and the supply signed and sent within a block',
+          'the approval’s second confirmation is noticed (the operation’s poll) and the supply signed and sent within a block',
       );
     }
     console.log(
