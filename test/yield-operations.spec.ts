@@ -93,6 +93,8 @@ function post(walletId: string, kind: 'deposits' | 'withdrawals', body: unknown,
 async function operation(walletId: string, id: string) {
   const r = await svc.v1(partner.secret, 'GET', `/wallets/${walletId}/yield/operations/${id}`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
+  // Submitted means signed bytes are stored (spec): never before a transaction of it has a hash.
+  if (r.body.status === 'submitted') assert.ok(r.body.transactions.some((t: any) => t.hash), JSON.stringify(r.body));
   return r.body;
 }
 

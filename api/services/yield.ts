@@ -138,24 +138,26 @@ export function createYieldService(deps: {
 
   /** The operation as answered: its row, and each step's record. */
   function operationView(row: YieldOperationRow): YieldOperationView {
+    const transactions = row.steps.map((step) => {
+      const record = store.transactions.getAny(step.transactionId);
+      const failed = record?.status === 'failed' && record.failureCode;
+      return {
+        type: step.kind,
+        transactionId: step.transactionId,
+        status: record?.status ?? 'pending',
+        hash: record?.hash ?? null,
+        ...(failed ? { error: { code: record.failureCode! } } : {}),
+      };
+    });
     return {
       id: row.id,
       walletId: row.walletId,
       chainId: row.chainId,
       action: row.action,
       amount: row.amount,
-      status: row.status,
-      transactions: row.steps.map((step) => {
-        const record = store.transactions.getAny(step.transactionId);
-        const failed = record?.status === 'failed' && record.failureCode;
-        return {
-          type: step.kind,
-          transactionId: step.transactionId,
-          status: record?.status ?? 'pending',
-          hash: record?.hash ?? null,
-          ...(failed ? { error: { code: record.failureCode! } } : {}),
-        };
-      }),
+      // Submitted once signed bytes are stored (spec): a step whose signing is under way has none yet.
+      status: row.status === 'submitted' && transactions.every((t) => t.hash === null) ? 'pending' : row.status,
+      transactions,
       error: row.error
         ? {
             code: row.error.code,
