@@ -13,11 +13,10 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { encodeFunctionData, erc20Abi } from 'viem';
 import { encodeLendingCall } from '../chains/evm/encode-lending-call.ts';
 import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
-import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
+import { rpc, sendImpersonated, setBalance, transactionCount } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
 
@@ -120,27 +119,6 @@ async function setUp(name: string, rules: unknown[], funds = '1000') {
   return { partner, policyId: created.body.id as string, wallet, post, operation, settle, record };
 }
 
-async function nonceOf(address: string): Promise<number> {
-  return Number(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest'])));
-}
-
-async function allowanceOf(address: `0x${string}`): Promise<bigint> {
-  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'allowance', args: [address, protocol.market.pool] });
-  return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_call', [{ to: protocol.market.usdc, data }, 'latest']));
-}
-
-/** Sends `data` to `to` from `from`, impersonated on anvil (the partner acting outside the service). */
-async function sendAs(from: `0x${string}`, to: string, data: string): Promise<void> {
-  await rpc(anvil.rpcUrl, 'anvil_impersonateAccount', [from]);
-  const hash = await rpc<string>(anvil.rpcUrl, 'eth_sendTransaction', [{ from, to, data }]);
-  await rpc(anvil.rpcUrl, 'anvil_stopImpersonatingAccount', [from]);
-  for (let i = 0; i < 100; i++) {
-    if (await rpc(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash])) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`transaction ${hash} was not mined`);
-}
-
 /** The prepared step's payment actor as the operator reads it (admin API): its exact payload, attempts, refusal. */
 async function stepActor(transactionId: string) {
   const r = await svc.admin('GET', `/actors/${transactionId}`);
@@ -168,8 +146,8 @@ describe('deny rules', () => {
       op.transactions.map((t: any) => [t.type, t.status, t.hash, t.error?.code]),
       [['approve', 'failed', null, 'POLICY_DENIED']],
     );
-    assert.equal(await nonceOf(wallet.address), 0, 'nothing was sent');
-    assert.equal(await allowanceOf(wallet.address), 0n);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 0, 'nothing was sent');
+    assert.equal(await protocol.allowance(wallet.address), 0n);
     assert.equal(await protocol.suppliedBalance(wallet.address), 0n);
 
     const small = await post('deposits', '60');
@@ -181,7 +159,7 @@ describe('deny rules', () => {
       ['approve', 'supply'],
     );
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('60'));
-    assert.equal(await nonceOf(wallet.address), 2);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2);
   });
 
   test('a deny on yield_withdraw for value gte 2^256-1 catches `all`, not an explicit amount', async () => {
@@ -195,7 +173,7 @@ describe('deny rules', () => {
     ]);
     const dep = await post('deposits', '100');
     assert.equal((await settle(dep.body.id)).status, 'confirmed');
-    const nonce = await nonceOf(wallet.address);
+    const nonce = await transactionCount(anvil.rpcUrl, wallet.address);
 
     const all = await post('withdrawals', 'all');
     assert.equal(all.status, 202, JSON.stringify(all.body));
@@ -206,7 +184,7 @@ describe('deny rules', () => {
       denied.transactions.map((t: any) => [t.type, t.status, t.hash]),
       [['withdraw', 'failed', null]],
     );
-    assert.equal(await nonceOf(wallet.address), nonce, 'nothing was sent');
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), nonce, 'nothing was sent');
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('100'));
 
     const some = await post('withdrawals', '99.999999');
@@ -214,7 +192,7 @@ describe('deny rules', () => {
     const done = await settle(some.body.id);
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('0.000001'));
-    assert.equal(await nonceOf(wallet.address), nonce + 1);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), nonce + 1);
   });
 });
 
@@ -229,7 +207,8 @@ describe('holds', () => {
       },
     ]);
     // The allowance is already enough: the operation is one step, the supply.
-    await sendAs(
+    await sendImpersonated(
+      anvil.rpcUrl,
       wallet.address,
       protocol.market.usdc,
       encodeLendingCall(protocol.market, { kind: 'approve', amount: usdc('80') }).data,
@@ -262,7 +241,7 @@ describe('holds', () => {
     assert.equal(again.status, 202, JSON.stringify(again.body));
     assert.equal(again.body.status, 'requires_action');
     assert.equal(again.body.error.reviewId, reviewId);
-    assert.equal(await nonceOf(wallet.address), 1, "only the partner's own approval");
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 1, "only the partner's own approval");
 
     // Another body under the key: refused, the operation unchanged.
     const other = await post('deposits', '81', key);
@@ -306,7 +285,7 @@ describe('holds', () => {
       'one attempt, the one signed',
     );
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('80'));
-    assert.equal(await nonceOf(wallet.address), 2);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2);
     const review = await svc.v1(partner.secret, 'POST', `${BASE}/reviews/${reviewId}/approve`);
     assert.equal(review.body.status, 'consumed');
   });
@@ -347,7 +326,11 @@ describe('holds', () => {
     const done = await settle(small.body.id);
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('10'));
-    assert.equal(await nonceOf(wallet.address), 2, "the second operation's approval and supply, nothing of the first");
+    assert.equal(
+      await transactionCount(anvil.rpcUrl, wallet.address),
+      2,
+      "the second operation's approval and supply, nothing of the first",
+    );
   });
 
   test('an operation in requires_action (a supply cap) cancelled while another one of the wallet is active: cancelled', async () => {
@@ -434,7 +417,7 @@ describe('a deposit of two steps under a require_approval rule: one decision cov
       ['approve', 'supply'],
     );
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('70'));
-    assert.equal(await nonceOf(wallet.address), 2, 'one approval, one supply');
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, 'one approval, one supply');
   });
 
   test("a rule that holds only the supply: its own review, met by the resend; the approval step's signature is not asked again", async () => {
@@ -456,14 +439,14 @@ describe('a deposit of two steps under a require_approval rule: one decision cov
       held.transactions.map((t: any) => t.type),
       ['approve', 'supply'],
     );
-    assert.equal(await nonceOf(wallet.address), 1, 'the approval alone was sent');
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 1, 'the approval alone was sent');
     const approved = await svc.v1(partner.secret, 'POST', `${BASE}/reviews/${held.error.reviewId}/approve`);
     assert.equal(approved.body.status, 'approved');
     assert.equal((await post('deposits', '40', key)).status, 202);
     const done = await settle(r.body.id);
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('40'));
-    assert.equal(await nonceOf(wallet.address), 2);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2);
   });
 
   test('an approval case: decided once, it covers the approval step and the supply', async () => {
@@ -515,6 +498,6 @@ describe('a deposit of two steps under a require_approval rule: one decision cov
     const c = await svc.v1(partner.secret, 'GET', `${BASE}/approval-cases/${caseId}`);
     assert.equal(c.body.status, 'completed');
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('70'));
-    assert.equal(await nonceOf(wallet.address), 2, 'one approval, one supply');
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, 'one approval, one supply');
   });
 });

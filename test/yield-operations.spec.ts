@@ -12,11 +12,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { encodeFunctionData, erc20Abi } from 'viem';
 import { encodeLendingCall } from '../chains/evm/encode-lending-call.ts';
 import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
-import { rpc, setBalance } from '../fixtures/evm-helpers.ts';
+import { rpc, sendImpersonated, setBalance, transactionCount } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
@@ -94,7 +93,11 @@ async function operation(walletId: string, id: string) {
   const r = await svc.v1(partner.secret, 'GET', `/wallets/${walletId}/yield/operations/${id}`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
   // Submitted means signed bytes are stored (spec): never before a transaction of it has a hash.
-  if (r.body.status === 'submitted') assert.ok(r.body.transactions.some((t: any) => t.hash), JSON.stringify(r.body));
+  if (r.body.status === 'submitted')
+    assert.ok(
+      r.body.transactions.some((t: any) => t.hash),
+      JSON.stringify(r.body),
+    );
   return r.body;
 }
 
@@ -112,27 +115,6 @@ async function settle(
     if (Date.now() > deadline) assert.fail(`operation ${id} still ${op.status}: ${JSON.stringify(op)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-async function nonceOf(address: string): Promise<number> {
-  return Number(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest'])));
-}
-
-async function allowanceOf(address: `0x${string}`): Promise<bigint> {
-  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'allowance', args: [address, protocol.market.pool] });
-  return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_call', [{ to: protocol.market.usdc, data }, 'latest']));
-}
-
-/** Sends `data` to `to` from the wallet's address, impersonated on anvil (the partner acting outside the service). */
-async function sendAs(from: `0x${string}`, to: string, data: string): Promise<void> {
-  await rpc(anvil.rpcUrl, 'anvil_impersonateAccount', [from]);
-  const hash = await rpc<string>(anvil.rpcUrl, 'eth_sendTransaction', [{ from, to, data }]);
-  await rpc(anvil.rpcUrl, 'anvil_stopImpersonatingAccount', [from]);
-  for (let i = 0; i < 100; i++) {
-    if (await rpc(anvil.rpcUrl, 'eth_getTransactionReceipt', [hash])) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`transaction ${hash} was not mined`);
 }
 
 describe('deposits', () => {
@@ -158,8 +140,8 @@ describe('deposits', () => {
     assert.equal(afterwards.body.suppliedBalance, '250.5');
     assert.equal(afterwards.body.withdrawal.availableAmount, '250.5');
     // Exactly the amount was approved, and the supply used it all: nothing is left allowed.
-    assert.equal(await allowanceOf(wallet.address), 0n);
-    assert.equal(await nonceOf(wallet.address), 2, 'two transactions: one approval, one supply');
+    assert.equal(await protocol.allowance(wallet.address), 0n);
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, 'two transactions: one approval, one supply');
     // Each step is a transaction record of kind yield.
     for (const step of op.transactions) {
       const rec = await svc.v1(partner.secret, 'GET', `/wallets/${wallet.id}/transactions/${step.transactionId}`);
@@ -185,7 +167,8 @@ describe('deposits', () => {
 
   test('an allowance already enough: the supply alone; the same key and body answer the same operation', async () => {
     const wallet = await fundedWallet('100');
-    await sendAs(
+    await sendImpersonated(
+      anvil.rpcUrl,
       wallet.address,
       protocol.market.usdc,
       encodeLendingCall(protocol.market, { kind: 'approve', amount: usdc('100') }).data,
@@ -205,7 +188,11 @@ describe('deposits', () => {
     assert.equal(again.body.id, r.body.id);
     assert.equal(again.body.status, 'confirmed');
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('40'));
-    assert.equal(await nonceOf(wallet.address), 2, "the partner's approval and the service's one supply");
+    assert.equal(
+      await transactionCount(anvil.rpcUrl, wallet.address),
+      2,
+      "the partner's approval and the service's one supply",
+    );
     const other = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '41' }, key);
     assert.equal(other.status, 409);
     assert.equal(other.body.code, 'IDEMPOTENCY_CONFLICT');
@@ -227,7 +214,7 @@ describe('deposits', () => {
       );
       // Its approval had two confirmations; its record becomes confirmed once final.
       await settle(wallet.id, r.body.id, (op) => op.transactions[0].status === 'confirmed');
-      assert.equal(await allowanceOf(wallet.address), usdc('300'), 'the confirmed approval stays');
+      assert.equal(await protocol.allowance(wallet.address), usdc('300'), 'the confirmed approval stays');
       assert.equal(await protocol.suppliedBalance(wallet.address), 0n);
       await protocol.setSupplyCap(0n);
       const resent = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '300' }, key);
@@ -239,7 +226,7 @@ describe('deposits', () => {
         op.transactions.map((t: any) => t.type),
         ['approve', 'supply'],
       );
-      assert.equal(await nonceOf(wallet.address), 2, 'no second approval');
+      assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, 'no second approval');
       assert.equal(await protocol.suppliedBalance(wallet.address), usdc('300'));
     } finally {
       await protocol.setSupplyCap(0n);
@@ -300,14 +287,14 @@ describe('withdrawals', () => {
     const wallet = await fundedWallet('50');
     const dep = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '50' });
     assert.equal((await settle(wallet.id, dep.body.id)).status, 'confirmed');
-    const nonce = await nonceOf(wallet.address);
+    const nonce = await transactionCount(anvil.rpcUrl, wallet.address);
     const r = await post(wallet.id, 'withdrawals', { chainId: SEPOLIA_CHAIN_ID, amount: '51' });
     const op = await settle(wallet.id, r.body.id);
     assert.equal(op.status, 'failed', JSON.stringify(op));
     assert.equal(op.error!.code, 'EXECUTION_FAILED');
     assert.match(op.error!.message, /NOT_ENOUGH_AVAILABLE_USER_BALANCE/);
     assert.deepEqual(op.transactions, []);
-    assert.equal(await nonceOf(wallet.address), nonce, 'nothing was sent');
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), nonce, 'nothing was sent');
   });
 });
 
@@ -325,7 +312,7 @@ describe('cancellation and incident control', () => {
       );
       assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
       assert.equal(cancelled.body.status, 'cancelled');
-      assert.equal(await allowanceOf(wallet.address), usdc('80'), "a confirmed approval's allowance remains");
+      assert.equal(await protocol.allowance(wallet.address), usdc('80'), "a confirmed approval's allowance remains");
     } finally {
       await protocol.setSupplyCap(0n);
     }
@@ -409,7 +396,8 @@ describe('bad input', () => {
 describe('depth on the canonical chain', () => {
   test('a supply reorganized out after one confirmation is not confirmed by the blocks that follow; it is once it lands again', async () => {
     const wallet = await fundedWallet('30');
-    await sendAs(
+    await sendImpersonated(
+      anvil.rpcUrl,
       wallet.address,
       protocol.market.usdc,
       encodeLendingCall(protocol.market, { kind: 'approve', amount: usdc('30') }).data,
@@ -444,6 +432,6 @@ describe('depth on the canonical chain', () => {
     const op = await settle(wallet.id, opId, undefined, 90_000);
     assert.equal(op.status, 'confirmed', JSON.stringify(op));
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('30'));
-    assert.equal(await nonceOf(wallet.address), 2, "the partner's approval and one supply");
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, "the partner's approval and one supply");
   });
 });

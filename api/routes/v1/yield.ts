@@ -43,74 +43,63 @@ const OPERATION_ERRORS = partnerErrors('YIELD_OPERATION_NOT_FOUND');
 const REQUEST_DESCRIPTION = (what: string) =>
   `${what} Answers 202 at once with the operation (\`pending\`); poll \`GET …/yield/operations/{id}\` for its result, and follow each transaction in transaction history (\`intentKind\` \`yield\`, its own \`rest.transaction.*\` events). The \`Idempotency-Key\` header is required and names the operation for good: the same key with the same wallet, chain, action and amount answers that operation (and resumes it from \`requires_action\`); with another one, 409 IDEMPOTENCY_CONFLICT. 409 YIELD_OPERATION_IN_PROGRESS while another operation of the wallet on the chain is pending or submitted; 409 WALLET_TRANSACTION_UNRESOLVED while another payment of the wallet on the chain is unresolved; 409 YIELD_DISABLED when the operator has disabled yield on the chain. For EVM wallets that are unclaimed and whose key generation is complete.`;
 
+/** The two routes that admit an operation. */
+const OPERATION_ROUTES = [
+  {
+    path: 'deposits',
+    action: 'deposit',
+    operationId: 'createYieldDeposit',
+    summary: "Deposit a wallet's USDC into the lending market of a chain (EVM)",
+    description:
+      'Supplies `amount` USDC from the wallet to the lending market (Aave v3) of `chainId`, for the wallet: first an approval of exactly the amount when the allowance is short (never an unlimited one), with two confirmations, then the supply. The supply cap is checked before the supply is signed (`requires_action` with LENDING_SUPPLY_CAP_EXCEEDED; a confirmed approval stays). The wallet pays gas in the native token.',
+    body: YieldDepositBody,
+  },
+  {
+    path: 'withdrawals',
+    action: 'withdraw',
+    operationId: 'createYieldWithdrawal',
+    summary: 'Withdraw USDC from the lending market of a chain to the wallet (EVM)',
+    description:
+      'Withdraws `amount` USDC (or `all`: the whole supplied balance with its interest) from the lending market of `chainId` back to the wallet. The wallet pays gas in the native token.',
+    body: YieldWithdrawalBody,
+  },
+] as const;
+
 /** The yield routes (spec: Yield routes). */
 export const yieldRoutes: FastifyPluginAsyncTypebox<{ yieldService: YieldService }> = async (app, { yieldService }) => {
-  app.post(
-    '/wallets/:walletId/yield/deposits',
-    {
-      // The operation's row keeps its key (spec: yield keys do not use the 24-hour answer cache).
-      config: { ownIdempotency: true },
-      schema: {
-        tags: ['yield'],
-        operationId: 'createYieldDeposit',
-        summary: "Deposit a wallet's USDC into the lending market of a chain (EVM)",
-        description: REQUEST_DESCRIPTION(
-          'Supplies `amount` USDC from the wallet to the lending market (Aave v3) of `chainId`, for the wallet: first an approval of exactly the amount when the allowance is short (never an unlimited one), confirmed, then the supply. The supply cap is checked before the supply is signed (`requires_action` with LENDING_SUPPLY_CAP_EXCEEDED; a confirmed approval stays). The wallet pays gas in the native token.',
-        ),
-        security: [{ apiKey: [] }],
-        params: WalletIdParams,
-        body: YieldDepositBody,
-        response: {
-          202: ok(YieldOperation, 'The operation, accepted (or the one the key names).', RATE_LIMIT_HEADERS),
-          ...REQUEST_ERRORS,
+  for (const route of OPERATION_ROUTES) {
+    app.post(
+      `/wallets/:walletId/yield/${route.path}`,
+      {
+        // The operation's row keeps its key (spec: yield keys do not use the 24-hour answer cache).
+        config: { ownIdempotency: true },
+        schema: {
+          tags: ['yield'],
+          operationId: route.operationId,
+          summary: route.summary,
+          description: REQUEST_DESCRIPTION(route.description),
+          security: [{ apiKey: [] }],
+          params: WalletIdParams,
+          body: route.body,
+          response: {
+            202: ok(YieldOperation, 'The operation, accepted (or the one the key names).', RATE_LIMIT_HEADERS),
+            ...REQUEST_ERRORS,
+          },
         },
       },
-    },
-    async (req, reply) => {
-      const op = await yieldService.request(
-        req.principal,
-        req.params.walletId,
-        'deposit',
-        req.body,
-        req.headers['idempotency-key'] as string | undefined,
-        policyContextOf(req).initiatorUserId,
-      );
-      return reply.code(202).send(op);
-    },
-  );
-
-  app.post(
-    '/wallets/:walletId/yield/withdrawals',
-    {
-      config: { ownIdempotency: true },
-      schema: {
-        tags: ['yield'],
-        operationId: 'createYieldWithdrawal',
-        summary: 'Withdraw USDC from the lending market of a chain to the wallet (EVM)',
-        description: REQUEST_DESCRIPTION(
-          'Withdraws `amount` USDC (or `all`: the whole supplied balance with its interest) from the lending market of `chainId` back to the wallet. The wallet pays gas in the native token.',
-        ),
-        security: [{ apiKey: [] }],
-        params: WalletIdParams,
-        body: YieldWithdrawalBody,
-        response: {
-          202: ok(YieldOperation, 'The operation, accepted (or the one the key names).', RATE_LIMIT_HEADERS),
-          ...REQUEST_ERRORS,
-        },
+      async (req, reply) => {
+        const op = await yieldService.request(
+          req.principal,
+          req.params.walletId,
+          route.action,
+          req.body,
+          req.headers['idempotency-key'] as string | undefined,
+          policyContextOf(req).initiatorUserId,
+        );
+        return reply.code(202).send(op);
       },
-    },
-    async (req, reply) => {
-      const op = await yieldService.request(
-        req.principal,
-        req.params.walletId,
-        'withdraw',
-        req.body,
-        req.headers['idempotency-key'] as string | undefined,
-        policyContextOf(req).initiatorUserId,
-      );
-      return reply.code(202).send(op);
-    },
-  );
+    );
+  }
 
   app.get(
     '/wallets/:walletId/yield/operations/:operationId',
