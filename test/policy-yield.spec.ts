@@ -30,7 +30,7 @@ let svc: TestService;
 const usdc = (amount: string) => parseUsdcAmount(amount, 'amount');
 
 before(async () => {
-  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
+  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 0.25 });
   protocol = await installLendingProtocol(anvil.rpcUrl);
   const dir = tempDataDir('wcs-policy-yield-chains-');
   const chainsFile = path.join(dir, 'chains.json');
@@ -38,7 +38,7 @@ before(async () => {
     chainsFile,
     JSON.stringify({ evm: [{ chainId: SEPOLIA_CHAIN_ID, rpcUrl: anvil.rpcUrl, environment: 'development' }] }),
   );
-  svc = await startTestService({ CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200' });
+  svc = await startTestService({ CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '100' });
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -33,7 +33,7 @@ const usdc = (amount: string) => parseUsdcAmount(amount, 'amount');
 const run = promisify(execFile);
 
 before(async () => {
-  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
+  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 0.25 });
   protocol = await installLendingProtocol(anvil.rpcUrl);
   // The service reaches the node through a proxy that passes everything unless a test asks it to fail a call.
   proxy = await startRpcFaultProxy(anvil.rpcUrl);
@@ -45,7 +45,7 @@ before(async () => {
   );
   receiver = await startWebhookReceiver();
   svc = await startTestService(
-    { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '200', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' },
+    { CHAINS_FILE: chainsFile, CHAIN_POLL_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' },
     { api: { webhooks: { extraCa: receiver.caPem } } },
   );
   fs.rmSync(dir, { recursive: true, force: true });

@@ -52,8 +52,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   [anvil, anvilB] = await Promise.all([
-    startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 }),
-    startAnvil({ chainId: MAINNET, blockTimeSeconds: 1 }),
+    startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 0.25 }),
+    startAnvil({ chainId: MAINNET, blockTimeSeconds: 0.25 }),
   ]);
   protocol = await installLendingProtocol(anvil.rpcUrl);
   protocolB = await installLendingProtocol(anvilB.rpcUrl, {
