@@ -250,6 +250,36 @@ describe('deposits', () => {
     assert.equal(await protocol.suppliedBalance(wallet.address), usdc('20'));
   });
 
+  test('twenty concurrent identical POSTs under one key: one operation, every answer names it; one approval, one supply', async () => {
+    const wallet = await fundedWallet('30');
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '30' }, key)),
+    );
+    for (const a of answers) assert.equal(a.status, 202, JSON.stringify(a.body));
+    assert.equal(new Set(answers.map((a) => a.body.id)).size, 1, 'one operation');
+    const op = await settle(wallet.id, answers[0]!.body.id);
+    assert.equal(op.status, 'confirmed', JSON.stringify(op));
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('30'));
+    assert.equal(await transactionCount(anvil.rpcUrl, wallet.address), 2, 'one approval, one supply');
+  });
+
+  test('twenty concurrent deposits under twenty keys on one wallet and chain: one admitted, nineteen 409', async () => {
+    const wallet = await fundedWallet('40');
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '2' })),
+    );
+    const admitted = answers.filter((a) => a.status === 202);
+    assert.equal(admitted.length, 1, JSON.stringify(answers.map((a) => a.status)));
+    for (const a of answers.filter((x) => x.status !== 202)) {
+      assert.equal(a.status, 409, JSON.stringify(a.body));
+      assert.equal(a.body.code, 'YIELD_OPERATION_IN_PROGRESS');
+      assert.equal(a.body.operationId, admitted[0]!.body.id);
+    }
+    assert.equal((await settle(wallet.id, admitted[0]!.body.id)).status, 'confirmed');
+    assert.equal(await protocol.suppliedBalance(wallet.address), usdc('2'));
+  });
+
   test('another active operation on the wallet and chain: 409 YIELD_OPERATION_IN_PROGRESS', async () => {
     const wallet = await fundedWallet('100');
     const first = await post(wallet.id, 'deposits', { chainId: SEPOLIA_CHAIN_ID, amount: '10' });

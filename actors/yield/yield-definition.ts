@@ -69,7 +69,7 @@ export function operationInProgress(walletId: string, chainId: number, operation
  * error and steps with its state.
  */
 export function createYieldDefinition(deps: {
-  yieldOps: Pick<YieldRepo, 'insert' | 'update' | 'activeOn' | 'getAny'>;
+  yieldOps: Pick<YieldRepo, 'insert' | 'update' | 'activeOn' | 'getAny' | 'byKey'>;
   transactions: Pick<TransactionsRepo, 'holder' | 'getAny'>;
   steps: ReturnType<typeof createYieldSteps>;
   /** How often a signed step is looked at (the chain poll interval). */
@@ -85,6 +85,9 @@ export function createYieldDefinition(deps: {
     const blocking = deps.transactions.holder(a.wallet.id, a.chainKey);
     const blockingRow = blocking ? deps.transactions.getAny(blocking) : undefined;
     if (blocking && blockingRow?.intentKind !== 'yield') throw holdConflict(a.wallet.id, blocking);
+    // A request under a key another one committed first names that operation (the caller answers it): checked before
+    // the one-active index, which the same operation's duplicate would otherwise meet first.
+    if (deps.yieldOps.byKey(a.wallet.projectId, a.idempotencyKey)) throw idempotencyKeyInUse();
     const createdAt = new Date(now()).toISOString();
     try {
       deps.yieldOps.insert({
