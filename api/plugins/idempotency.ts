@@ -16,30 +16,27 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 /** Printable ASCII: what an HTTP header carries without encoding questions. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x20-\\x7E]+$';
 
-export const IdempotencyHeaders = Type.Object({
-  [IDEMPOTENCY_HEADER]: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
-      pattern: IDEMPOTENCY_KEY_PATTERN,
-      description:
-        'Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key.',
-    }),
-  ),
-});
+/** The header's schema (the same form everywhere), with what it means on the routes it is given to. */
+const keyHeaders = (description: string) =>
+  Type.Object({
+    [IDEMPOTENCY_HEADER]: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+        pattern: IDEMPOTENCY_KEY_PATTERN,
+        description,
+      }),
+    ),
+  });
+
+export const IdempotencyHeaders = keyHeaders(
+  'Names this operation (printable ASCII, at most 256 characters, per project). The same key with the same route, wallet and body within 24 hours answers what the first request answered (header `Idempotent-Replayed: true`) and does nothing again; with another route, wallet or body: 409 IDEMPOTENCY_CONFLICT; while the first is still running, the retry waits for its answer. Refusals that did nothing (validation, 409 WALLET_TRANSACTION_UNRESOLVED, 5xx) are not kept: send the identical request again with the same key.',
+);
 
 /** The same header on the routes whose operation keeps its key (yield): required by the route, kept for good. */
-export const OperationKeyHeaders = Type.Object({
-  [IDEMPOTENCY_HEADER]: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
-      pattern: IDEMPOTENCY_KEY_PATTERN,
-      description:
-        'Required (400 without it). Names the operation for good (printable ASCII, at most 256 characters, per project; not the 24-hour answer cache of other routes): the same key with the same wallet, chain, action and amount answers that operation, and resumes it from `requires_action`; with another one, 409 IDEMPOTENCY_CONFLICT.',
-    }),
-  ),
-});
+export const OperationKeyHeaders = keyHeaders(
+  'Required (400 without it). Names the operation for good (printable ASCII, at most 256 characters, per project; not the 24-hour answer cache of other routes): the same key with the same wallet, chain, action and amount answers that operation, and resumes it from `requires_action`; with another one, 409 IDEMPOTENCY_CONFLICT.',
+);
 
 /** The headers of an answer a replay sends again. */
 const REPLAYED_HEADERS = ['x-transaction-id', 'location'] as const;
