@@ -64,7 +64,7 @@ function recipientOf(call: RpcCall): string | undefined {
 }
 
 test('SIGKILL with an approval and a supply sent and their answers lost, and an approval being signed: one approval and one supply each, the interrupted one failed with nothing sent', async () => {
-  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 0.25 });
+  anvil = await startAnvil({ chainId: SEPOLIA_CHAIN_ID, blockTimeSeconds: 1 });
   const protocol: LocalLendingProtocol = await installLendingProtocol(anvil.rpcUrl);
   proxy = await startRpcFaultProxy(anvil.rpcUrl);
   dataDir = tempDataDir('wcs-yield-crash-');
