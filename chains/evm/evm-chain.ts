@@ -1,5 +1,6 @@
 import { createPublicClient, encodeFunctionData, erc20Abi, http, keccak256, numberToHex } from 'viem';
 import { ChainInputError } from '../chain-input-error.ts';
+import { createPooledFetch } from '../create-pooled-fetch.ts';
 import { describeType } from '../describe-type.ts';
 import type { ChainEnvironment } from '../domain/payments.ts';
 import { isPlainObject } from '../is-plain-object.ts';
@@ -59,6 +60,8 @@ export interface EvmChainConfig {
 export const DEFAULT_NONCE_CHECK_AFTER_MS = 10_000;
 
 /** Blocks of fee history read for the tip, and the reward percentile read per block. */
+/** Largest answer read from a node (a batch of a round's receipts is the largest the service asks for). */
+const MAX_RPC_RESPONSE_BYTES = 64 * 1024 * 1024;
 const FEE_HISTORY_BLOCKS = 10;
 const FEE_HISTORY_PERCENTILE = 50;
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
@@ -158,12 +161,14 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
   const timeoutMs = config.timeoutMs ?? 10_000;
   const feeModel = config.feeModel ?? 'auto';
   const feeDataMaxAgeMs = config.feeDataMaxAgeMs ?? 1_000;
+  // Keep-alive connections on undici's pool rather than Node's `fetch` (create-pooled-fetch.ts), for both clients.
+  const fetchFn = config.fetchFn ?? createPooledFetch({ maxResponseBytes: MAX_RPC_RESPONSE_BYTES });
   const client = createPublicClient({
     transport: http(rpcUrl, {
       batch: { batchSize: config.maxBatchSize ?? 1_000 },
       retryCount: 0,
       timeout: timeoutMs,
-      ...(config.fetchFn ? { fetchFn: config.fetchFn } : {}),
+      fetchFn,
     }),
   });
   // Results are checked here rather than trusted to the schema's types: a node may answer anything.
@@ -171,7 +176,8 @@ export function createEvmChain(config: EvmChainConfig): PaymentChain {
   const poster = createRpcBatchPoster({
     rpcUrl,
     timeoutMs,
-    ...(config.fetchFn ? { fetchFn: config.fetchFn } : {}),
+    fetchFn,
+    maxResponseBytes: MAX_RPC_RESPONSE_BYTES,
     ...(config.maxBatchSize ? { maxBatchSize: config.maxBatchSize } : {}),
   });
   /**
