@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Config, TrustProxy } from './config.ts';
+import { lazySerializerFactory, rememberSerializers } from './lazy-serializers.ts';
 import { adminAuthPlugin } from './plugins/admin-auth.ts';
 import { adminRateLimitPlugin } from './plugins/admin-rate-limit.ts';
 import { type Authenticator, authPlugin } from './plugins/auth.ts';
@@ -83,6 +84,7 @@ const ADMIN_MAX_CONNECTIONS = 128;
  */
 async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
   const onRefused = (status: number) => deps.metrics.httpRefused.inc({ listener, status: String(status) });
+  const serializers = lazySerializerFactory();
   const app = Fastify({
     ...httpServerOptions(deps.config.http, onRefused),
     logger: {
@@ -98,6 +100,8 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
     // A request that arrives while the app closes is refused by httpLimitsPlugin, in the envelope.
     return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Response serializers built on first use rather than at start-up (lazy-serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: serializers.factory } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // URLs the router cannot take apart (bad percent-encoding, overlong ids) get the envelope too.
     frameworkErrors: (err, req, reply) => {
@@ -114,6 +118,7 @@ async function createListenerApp(deps: AppDeps, listener: 'public' | 'admin') {
         });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  rememberSerializers(app, serializers.compileAll);
 
   // Only JSON bodies: anything else is a 415, not a string handed to a JSON schema.
   app.removeContentTypeParser('text/plain');

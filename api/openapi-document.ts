@@ -5,21 +5,20 @@ import { loadConfig } from './config.ts';
 import { createMetrics } from './plugins/metrics.ts';
 
 /**
- * The OpenAPI documents of both listeners, built from the routes' schemas without a database, an enclave or a
- * listening socket (for `npm run client:generate` and its drift test). The services are never called while
- * routes are registered; any call throws.
+ * The dependencies of both listeners' apps without a database, an enclave or a listening socket: enough to register
+ * every route. The services are never called while routes are registered; any call throws.
  */
-export async function openApiDocuments(): Promise<{ public: unknown; admin: unknown }> {
+export function unservedAppDeps(): AppDeps {
   const unused = new Proxy(
     {},
     {
       get(_t, prop) {
-        throw new Error(`building the OpenAPI documents called a service (${String(prop)})`);
+        throw new Error(`building the apps without services called a service (${String(prop)})`);
       },
     },
   ) as never;
   const config = loadConfig({ DATA_DIR: os.tmpdir(), ADMIN_TOKEN: 'x'.repeat(32), LOG_LEVEL: 'silent' });
-  const deps: AppDeps = {
+  return {
     config,
     adminToken: 'x'.repeat(32),
     metrics: createMetrics(),
@@ -39,6 +38,14 @@ export async function openApiDocuments(): Promise<{ public: unknown; admin: unkn
     idempotency: unused,
     ready: async () => ({}),
   };
+}
+
+/**
+ * The OpenAPI documents of both listeners, built from the routes' schemas (for `npm run client:generate` and its
+ * drift test), on unservedAppDeps.
+ */
+export async function openApiDocuments(): Promise<{ public: unknown; admin: unknown }> {
+  const deps = unservedAppDeps();
   const read = async (app: FastifyInstance) => {
     await app.ready();
     const doc = app.swagger();
