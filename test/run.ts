@@ -2,7 +2,8 @@
  * `npm test`: builds the bundles the tests start their processes from (`npm run build`, what `npm start` runs, plus
  * the operator CLI, into a directory of this run: test/helpers/entry.ts), then runs every test file with node:test,
  * two processes at a time, the way test/groups/groups.ts says: the specs in no group one process each, and each group
- * in one process. Options given after `npm test --` go to `node --test` (`npm test -- --test-reporter=spec`).
+ * in one process, the longest first (test/run-files.ts). Options given after `npm test --` go to test/run-files.ts
+ * (`npm test -- --test-reporter=spec`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,7 +24,7 @@ const removeBundles = () => fs.rmSync(bundles, { recursive: true, force: true })
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...testFiles()],
+  ['--import', 'tsx', path.join(ROOT, 'test/run-files.ts'), ...process.argv.slice(2), ...testFiles()],
   { cwd: ROOT, stdio: 'inherit', env: { ...process.env, [TEST_BUNDLES_ENV]: bundles } },
 );
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
