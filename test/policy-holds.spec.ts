@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { createActivePolicy } from './helpers/spec-steps.ts';
 
 const BASE = '/permissions-v2';
 const ETH = 10n ** 18n;
@@ -43,12 +44,7 @@ async function setUp(policy: unknown) {
     (await svc.admin('PUT', `/api-keys/${partner.keyId}/permissions`, { enabled: true, approvals: true })).status,
     200,
   );
-  const created = await svc.v1(partner.secret, 'POST', `${BASE}/policies`, { policy });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const active = await svc.v1(partner.secret, 'POST', `${BASE}/policies/${created.body.id}/activate`, {
-    expectedRevision: created.body.revision,
-  });
-  assert.equal(active.status, 200, JSON.stringify(active.body));
+  const active = await createActivePolicy(svc, partner.secret, policy);
   const w = await svc.v1(partner.secret, 'POST', '/wallets', {
     type: 'EVM',
     userIdentifier: 'holds',
@@ -74,7 +70,7 @@ async function setUp(policy: unknown) {
       },
       { 'idempotency-key': key },
     );
-  return { partner, wallet: w.body as { id: string }, policy: active.body as { id: string; revision: number }, sign };
+  return { partner, wallet: w.body as { id: string }, policy: active, sign };
 }
 
 describe('reviews (a require_approval rule without an approval block)', () => {

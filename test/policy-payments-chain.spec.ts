@@ -19,6 +19,7 @@ import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixture
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { anvilView, recordReader, sleep } from './helpers/records.ts';
 import { type Partner, startTestService, stopProcess, type TestService, tempDataDir } from './helpers/service.ts';
+import { createActivePolicy } from './helpers/spec-steps.ts';
 
 const BASE = '/permissions-v2';
 const REPLACEMENT_DELAY_MS = 150;
@@ -98,12 +99,7 @@ async function setUp(name: string, rules: unknown[], { fundWei = ETH, approvals 
     events: ['rest.transaction.confirmed', 'rest.transaction.failed'],
   });
   assert.equal(hook.status, 200, JSON.stringify(hook.body));
-  const created = await svc.v1(partner.secret, 'POST', `${BASE}/policies`, { policy: guardrail(name, rules) });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const active = await svc.v1(partner.secret, 'POST', `${BASE}/policies/${created.body.id}/activate`, {
-    expectedRevision: created.body.revision,
-  });
-  assert.equal(active.status, 200, JSON.stringify(active.body));
+  const created = await createActivePolicy(svc, partner.secret, guardrail(name, rules));
   const w = await svc.v1(partner.secret, 'POST', '/wallets', {
     type: 'EVM',
     userIdentifier: name,
@@ -112,7 +108,7 @@ async function setUp(name: string, rules: unknown[], { fundWei = ETH, approvals 
   assert.equal(w.status, 201, JSON.stringify(w.body));
   const wallet = w.body as { id: string; address: string };
   if (fundWei > 0n) await setBalance(anvil.rpcUrl, wallet.address, fundWei);
-  const policyId = created.body.id as string;
+  const policyId = created.id as string;
   const send = (body: Record<string, unknown>, key: string | null) =>
     svc.v1(
       partner.secret,

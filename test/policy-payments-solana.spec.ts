@@ -16,6 +16,7 @@ import { airdrop } from '../fixtures/solana-facade/facade-client.ts';
 import { type SolanaFacade, startSolanaFacade } from '../fixtures/solana-facade.ts';
 import { recordReader } from './helpers/records.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { createActivePolicy } from './helpers/spec-steps.ts';
 
 const BASE = '/permissions-v2';
 const NETWORK = 'solana:devnet';
@@ -79,13 +80,8 @@ async function setUp(name: string, rules: unknown[]) {
     (await svc.admin('PUT', `/api-keys/${partner.keyId}/permissions`, { enabled: true, approvals: false })).status,
     200,
   );
-  const created = await svc.v1(partner.secret, 'POST', `${BASE}/policies`, { policy: guardrail(name, rules) });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const active = await svc.v1(partner.secret, 'POST', `${BASE}/policies/${created.body.id}/activate`, {
-    expectedRevision: created.body.revision,
-  });
-  assert.equal(active.status, 200, JSON.stringify(active.body));
-  const policyId = created.body.id as string;
+  const created = await createActivePolicy(svc, partner.secret, guardrail(name, rules));
+  const policyId = created.id as string;
   const w = await svc.v1(partner.secret, 'POST', '/wallets', {
     type: 'SOLANA',
     userIdentifier: name,

@@ -20,6 +20,7 @@ import {
   setBalance,
 } from '../fixtures/evm-helpers.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { createActivePolicy } from './helpers/spec-steps.ts';
 
 const TestToken = JSON.parse(
   fs.readFileSync(path.join(import.meta.dirname, '../fixtures/contracts/TestToken.json'), 'utf8'),
@@ -55,12 +56,7 @@ async function setUp(name: string, rules: unknown[]) {
     200,
   );
   const policy = { name, layer: 'guardrail', scope: { walletType: 'EVM', networks: ['eip155:31337'] }, rules };
-  const created = await svc.v1(partner.secret, 'POST', `${BASE}/policies`, { policy });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const active = await svc.v1(partner.secret, 'POST', `${BASE}/policies/${created.body.id}/activate`, {
-    expectedRevision: created.body.revision,
-  });
-  assert.equal(active.status, 200, JSON.stringify(active.body));
+  const created = await createActivePolicy(svc, partner.secret, policy);
   const w = await svc.v1(partner.secret, 'POST', '/wallets', {
     type: 'EVM',
     userIdentifier: name,
@@ -74,14 +70,14 @@ async function setUp(name: string, rules: unknown[]) {
     const u = await svc.v1(
       partner.secret,
       'GET',
-      `${BASE}/wallets/${w.body.id}/policies/${created.body.id}/usage?network=eip155:31337`,
+      `${BASE}/wallets/${w.body.id}/policies/${created.id}/usage?network=eip155:31337`,
     );
     assert.equal(u.status, 200, JSON.stringify(u.body));
     return u.body.meters as Array<{ ruleId: string; asset: string; used: string; limit: string }>;
   };
   return {
     partner,
-    policyId: created.body.id as string,
+    policyId: created.id as string,
     wallet: w.body as { id: string; address: string },
     transfer,
     usage,

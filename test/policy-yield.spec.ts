@@ -19,6 +19,7 @@ import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { rpc, sendImpersonated, setBalance, transactionCount } from '../fixtures/evm-helpers.ts';
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { createActivePolicy, settleOperation } from './helpers/spec-steps.ts';
 
 const BASE = '/permissions-v2';
 const MAX_UINT256 = (2n ** 256n - 1n).toString();
@@ -58,12 +59,7 @@ async function setUp(name: string, rules: unknown[], funds = '1000') {
     scope: { walletType: 'EVM', networks: [`eip155:${SEPOLIA_CHAIN_ID}`] },
     rules,
   };
-  const created = await svc.v1(partner.secret, 'POST', `${BASE}/policies`, { policy });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const active = await svc.v1(partner.secret, 'POST', `${BASE}/policies/${created.body.id}/activate`, {
-    expectedRevision: created.body.revision,
-  });
-  assert.equal(active.status, 200, JSON.stringify(active.body));
+  const created = await createActivePolicy(svc, partner.secret, policy);
   const w = await svc.v1(partner.secret, 'POST', '/wallets', {
     type: 'EVM',
     userIdentifier: `policy-yield-${name}`,
@@ -96,19 +92,8 @@ async function setUp(name: string, rules: unknown[], funds = '1000') {
   };
 
   /** Polls the operation until it leaves pending and submitted (or `until` holds). */
-  const settle = async (
-    id: string,
-    until: (op: any) => boolean = (op) => op.status !== 'pending' && op.status !== 'submitted',
-    timeoutMs = 60_000,
-  ) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const op = await operation(id);
-      if (until(op)) return op;
-      if (Date.now() > deadline) assert.fail(`operation ${id} still ${op.status}: ${JSON.stringify(op)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const settle = (id: string, until?: (op: any) => boolean, timeoutMs?: number) =>
+    settleOperation(() => operation(id), until, timeoutMs);
 
   const record = async (transactionId: string) => {
     const r = await svc.v1(partner.secret, 'GET', `/wallets/${wallet.id}/transactions/${transactionId}`);
@@ -116,7 +101,7 @@ async function setUp(name: string, rules: unknown[], funds = '1000') {
     return r.body;
   };
 
-  return { partner, policyId: created.body.id as string, wallet, post, operation, settle, record };
+  return { partner, policyId: created.id as string, wallet, post, operation, settle, record };
 }
 
 /** The prepared step's payment actor as the operator reads it (admin API): its exact payload, attempts, refusal. */

@@ -20,13 +20,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { keccak256, parseTransaction } from 'viem';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
 import { mine, rpc, setAutomine, setBalance } from '../fixtures/evm-helpers.ts';
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { tempDataDir } from './helpers/service.ts';
+import { queryServiceDb } from './helpers/spec-steps.ts';
 import { alive, childPid, createPauser, type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'stage-crash-admin-token-0123456789abcdef';
@@ -111,14 +111,7 @@ interface RecordRow {
   unresolved: number;
 }
 
-function query<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
+const query = <T>(sql: string, ...params: unknown[]): T[] => queryServiceDb<T>(dataDir, sql, ...params);
 
 /** The wallet's payment records, oldest first. */
 const recordsOf = (walletId: string) =>

@@ -16,7 +16,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { encodeFunctionData, erc20Abi, parseTransaction } from 'viem';
 import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
 import { type Anvil, startAnvil } from '../fixtures/anvil.ts';
@@ -25,6 +24,7 @@ import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } f
 import { type RpcCall, type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { createPartnerKey } from './helpers/http.ts';
 import { tempDataDir } from './helpers/service.ts';
+import { queryServiceDb } from './helpers/spec-steps.ts';
 import { alive, childPid, createPauser, type RunningSupervisor, startSupervisor } from './helpers/supervisor.ts';
 
 const ADMIN = 'yield-crash-admin-token-0123456789abcdef';
@@ -45,14 +45,7 @@ after(async () => {
 
 const usdc = (amount: string) => parseUsdcAmount(amount, 'amount');
 
-function query<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
+const query = <T>(sql: string, ...params: unknown[]): T[] => queryServiceDb<T>(dataDir, sql, ...params);
 
 /** The recipient of a sent transaction, lower-case; undefined if it does not parse. */
 function recipientOf(call: RpcCall): string | undefined {

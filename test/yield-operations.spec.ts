@@ -21,6 +21,7 @@ import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-pr
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { nodeArgs } from './helpers/entry.ts';
 import { type Partner, ROOT, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { settleOperation } from './helpers/spec-steps.ts';
 
 let anvil: Anvil;
 let proxy: RpcFaultProxy;
@@ -102,20 +103,8 @@ async function operation(walletId: string, id: string) {
 }
 
 /** Polls the operation until `until` holds (default: a status other than pending and submitted). */
-async function settle(
-  walletId: string,
-  id: string,
-  until: (op: any) => boolean = (op) => op.status !== 'pending' && op.status !== 'submitted',
-  timeoutMs = 60_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const op = await operation(walletId, id);
-    if (until(op)) return op;
-    if (Date.now() > deadline) assert.fail(`operation ${id} still ${op.status}: ${JSON.stringify(op)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const settle = (walletId: string, id: string, until?: (op: any) => boolean, timeoutMs?: number) =>
+  settleOperation(() => operation(walletId, id), until, timeoutMs);
 
 describe('deposits', () => {
   test('a short allowance: an approval of exactly the amount, confirmed, then the supply; confirmed at two confirmations', async () => {

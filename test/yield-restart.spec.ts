@@ -25,7 +25,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { encodeFunctionData, erc20Abi, getAddress } from 'viem';
 import { encodeLendingCall } from '../chains/evm/encode-lending-call.ts';
 import { parseUsdcAmount } from '../chains/evm/parse-usdc-amount.ts';
@@ -35,6 +34,7 @@ import { dropTransaction, mine, rpc, setBalance } from '../fixtures/evm-helpers.
 import { installLendingProtocol, type LocalLendingProtocol, SEPOLIA_CHAIN_ID } from '../fixtures/lending-protocol.ts';
 import { type RpcFaultProxy, startRpcFaultProxy } from '../fixtures/rpc-fault-proxy.ts';
 import { type Partner, startTestService, type TestService, tempDataDir } from './helpers/service.ts';
+import { queryServiceDb, settleOperation } from './helpers/spec-steps.ts';
 
 const MAINNET = 1;
 let anvil: Anvil;
@@ -104,14 +104,7 @@ async function restart(whileDown: () => Promise<void> = async () => undefined): 
   svc = await startTestService(env, { dataDir });
 }
 
-function query<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path.join(service().dataDir, 'service.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
+const query = <T>(sql: string, ...params: unknown[]): T[] => queryServiceDb<T>(service().dataDir, sql, ...params);
 
 /** The wallet's transaction records, as stored. */
 const recordsOf = (walletId: string) =>
@@ -215,21 +208,9 @@ async function operation(walletId: string, id: string) {
   return r.body;
 }
 
-/** Polls the operation until `until` holds (default: a status other than pending and submitted). */
-async function settle(
-  walletId: string,
-  id: string,
-  until: (op: any) => boolean = (op) => op.status !== 'pending' && op.status !== 'submitted',
-  timeoutMs = 60_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const op = await operation(walletId, id);
-    if (until(op)) return op;
-    if (Date.now() > deadline) assert.fail(`operation ${id} still ${op.status}: ${JSON.stringify(op)}`);
-    await sleep(100);
-  }
-}
+/** Polls the operation every 100 ms until `until` holds (default: a status other than pending and submitted). */
+const settle = (walletId: string, id: string, until?: (op: any) => boolean, timeoutMs?: number) =>
+  settleOperation(() => operation(walletId, id), until, timeoutMs, 100);
 
 /** Waits until the proxy has caught a call with `fault` (from call index `from` on). */
 async function caught(fault: string, from: number): Promise<void> {

@@ -150,19 +150,7 @@ describe('the machine', () => {
     assert.deepEqual(run.invoked, [
       {
         src: 'prepare',
-        input: {
-          operationId: 'op-1',
-          walletId: 'w1',
-          walletAddress: WALLET,
-          projectId: 'proj',
-          apiKeyId: 'key',
-          chainId: SEPOLIA,
-          chainKey: `evm:${SEPOLIA}`,
-          action: 'deposit',
-          amountBase: '250500000',
-          index: 0,
-          steps: [],
-        } satisfies PrepareInput,
+        input: PREPARE,
       },
     ]);
     assert.equal(yieldStatus(state(run.snap), run.snap.context), 'pending');
