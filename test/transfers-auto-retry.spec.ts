@@ -62,6 +62,8 @@ async function estimateFor(walletId: string, to: string) {
   return r;
 }
 
+/** How old the service's fee quote may be (evm-chain.ts `feeDataMaxAgeMs`, default). */
+const FEE_QUOTE_MAX_AGE_MS = 1_000;
 const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
 let keys = 0;
 function send(walletId: string, body: Record<string, unknown>, key: string | null = `ar-${keys++}`) {
@@ -264,11 +266,15 @@ test('a ceiling the minimum increase does not fit stops the retry at once; the o
 });
 
 test('funds short for a replacement: the retry stays active without a bump, and the original lands when mined', async () => {
-  const estimate = await estimateFor((await newWallet()).id, '0x00000000000000000000000000000000000A7705');
-  // Enough for the first attempt, not for one 12.5% dearer.
-  const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
   const to = '0x00000000000000000000000000000000000A7705';
+  // The funds are measured against the estimate, so the estimate and the send must price the same base fee: mining
+  // is held from before the estimate, and the estimate waits out the fee quote the service may still hold from the
+  // blocks the test before mined (at most a second old), which priced the first attempt higher than the send did.
   await withMiningHeld(async () => {
+    await new Promise((r) => setTimeout(r, FEE_QUOTE_MAX_AGE_MS + 100));
+    const estimate = await estimateFor((await newWallet()).id, to);
+    // Enough for the first attempt, not for one 12.5% dearer.
+    const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
     const r = await send(w.id, { to, autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: inMinutes(10) } });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const waiting = await until(
@@ -287,10 +293,12 @@ test('funds short for a replacement: the retry stays active without a bump, and 
 
 test('the deadline stops the retry: no attempt is prepared after it', async () => {
   const to = '0x00000000000000000000000000000000000A7706';
-  const estimate = await estimateFor((await newWallet()).id, to);
-  // Funds for the first attempt only: the retry waits (no replacement can be paid) until the deadline stops it.
-  const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
+  // Mining held, and the service's fee quote renewed, before the estimate, as above.
   await withMiningHeld(async () => {
+    await new Promise((r) => setTimeout(r, FEE_QUOTE_MAX_AGE_MS + 100));
+    const estimate = await estimateFor((await newWallet()).id, to);
+    // Funds for the first attempt only: the retry waits (no replacement can be paid) until the deadline stops it.
+    const w = await newWallet(BigInt(estimate.body.maxFee) + 1000n + 10n);
     const r = await send(w.id, {
       to,
       autoRetry: { maxExecutionFeeWei: '1000000000000000', expiresAt: new Date(Date.now() + 3_000).toISOString() },
