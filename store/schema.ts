@@ -3,7 +3,7 @@
  * with `npm run db:generate` and committed; they are applied at boot.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { APPROVAL_DECISIONS, STORED_CASE_STATUSES, STORED_REVIEW_STATUSES } from '../chains/domain/approvals.ts';
 import { EVENT_TYPES, SIGNATURE_FORMATS } from '../chains/domain/events.ts';
 import {
@@ -669,6 +669,31 @@ export const policyDecisions = sqliteTable(
     // Read only for a payment's decisions taken through a hold (approvedHold): the other rows cost no index entry.
     index('policy_decisions_spend_ref').on(t.apiKeyId, t.spendRef).where(sql`hold_id is not null`),
   ],
+);
+
+/**
+ * The decision log's entries written together: the decisions answered without a write of their own (a message, a
+ * denial, a signature that moves nothing; never a hold, a reservation or a payment's admission, which are rows of
+ * `policy_decisions` in their own transaction). One row holds a key's decisions of one flush of the queue
+ * (store/policy-decisions-repo.ts `appendBatch`): `entries` is a JSON array of them, each as a `policy_decisions` row
+ * without the key and the sequence number, `request` and `trace` as JSON values. Their sequence numbers are
+ * `first_seq` onward, taken from `policy_decisions`'s own sequence, so a decision has one number whichever table holds
+ * it. `first_at` and `last_at` are the earliest and latest `decided_at` of its entries, at most
+ * `DECISION_BATCH_MAX_SPAN_MS` apart.
+ */
+export const policyDecisionBatches = sqliteTable(
+  'policy_decision_batches',
+  {
+    id: integer('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    firstSeq: integer('first_seq').notNull(),
+    count: integer('count').notNull(),
+    firstAt: integer('first_at').notNull(),
+    lastAt: integer('last_at').notNull(),
+    /** UTF-8 JSON, kept as the bytes the decision point wrote (store/policy-decisions-repo.ts DecisionBatch). */
+    entries: blob('entries', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [index('policy_decision_batches_key_time').on(t.apiKeyId, t.firstAt)],
 );
 
 /**

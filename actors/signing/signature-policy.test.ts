@@ -5,11 +5,12 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { encodeFunctionData, erc20Abi } from 'viem';
-import type { ChainFacts } from '../../chains/domain/policies.ts';
+import { type ChainFacts, NO_CHAIN_FACTS as NO_CHAIN } from '../../chains/domain/policies.ts';
 import { extractAuthorizationFacts } from '../../chains/evm/extract-authorization-facts.ts';
 import { extractEvmTransactionFacts } from '../../chains/evm/extract-evm-transaction-facts.ts';
 import { extractEvmTransferFacts } from '../../chains/evm/extract-evm-transfer-facts.ts';
 import { createStore, type Store } from '../../store/index.ts';
+import { DECISION_BATCH_MAX_SPAN_MS } from '../../store/policy-decisions-repo.ts';
 import type { ActivePolicy } from './policy/evaluate-policies.ts';
 import type { HoldOutcome, HoldRequest, HoldResolver, KeyPermissions, PolicySource } from './policy/policy-ports.ts';
 import { validatePolicy } from './policy/validate-policy.ts';
@@ -197,8 +198,8 @@ describe('denials and their answers', () => {
     assert.equal(log.length, 2);
     const denied = log.find((r) => r.effect === 'deny')!;
     assert.equal(denied.reason, 'denied-by-rule');
-    assert.deepEqual(JSON.parse(denied.trace).facts, { value: (2n * ETH).toString() });
-    assert.equal(JSON.parse(denied.request).chain.network, 'eip155:1');
+    assert.deepEqual((denied.trace as { facts: unknown }).facts, { value: (2n * ETH).toString() });
+    assert.equal((denied.request as { chain: { network: string } }).chain.network, 'eip155:1');
     assert.ok(log.some((r) => r.effect === 'allow'));
   });
 
@@ -245,6 +246,49 @@ describe('denials and their answers', () => {
     assert.equal((await decide(req(facts(0), { ...op, ...fresh('sign-authorization') }))).effect, 'deny');
     assert.equal((await decide(req(facts(1), { ...op, ...fresh('sign-authorization') }))).effect, 'deny');
     assert.equal((await decide(req(facts(8453), { ...op, ...fresh('sign-authorization') }))).effect, 'allow');
+  });
+});
+
+describe('the decision log', () => {
+  test('answers that waited for no write: one batch per key a flush, another when the clock passes the span', async () => {
+    const other = { keyId: 'key-2', projectId: 'p-1', environment: 'development' as const };
+    const message = (p = principal) =>
+      req(NO_CHAIN, { principal: p, operation: 'sign-message', ...fresh('sign-message') });
+    for (let i = 0; i < 3; i++) assert.deepEqual(await decide(message()), { effect: 'allow' });
+    assert.deepEqual(await decide(message(other)), { effect: 'allow' });
+    // Denied without a write: a raw signature with no rule allowing it.
+    const raw = await decide(req(NO_CHAIN, { operation: 'sign-raw', rawSignature: true, ...fresh('sign-raw') }));
+    assert.equal(raw.effect, 'deny');
+    now += DECISION_BATCH_MAX_SPAN_MS + 1;
+    assert.deepEqual(await decide(message()), { effect: 'allow' });
+    const log = await logged();
+    assert.deepEqual(
+      store.sqlite
+        .prepare(
+          'select api_key_id as k, count, first_at - ? as fromAt, last_at - ? as toAt from policy_decision_batches order by id',
+        )
+        .all(AT, AT),
+      [
+        { k: KEY, count: 4, fromAt: 0, toAt: 0 },
+        { k: KEY, count: 1, fromAt: DECISION_BATCH_MAX_SPAN_MS + 1, toAt: DECISION_BATCH_MAX_SPAN_MS + 1 },
+        { k: 'key-2', count: 1, fromAt: 0, toAt: 0 },
+      ],
+    );
+    assert.deepEqual(
+      log.map((r) => [r.action, r.effect, r.reason, r.decidedAt - AT]),
+      [
+        ['sign_message', 'allow', null, 0],
+        ['sign_message', 'allow', null, 0],
+        ['sign_message', 'allow', null, 0],
+        ['sign_raw', 'deny', 'raw-signature-not-allowed', 0],
+        ['sign_message', 'allow', null, DECISION_BATCH_MAX_SPAN_MS + 1],
+      ],
+    );
+    assert.ok(log.every((r) => r.spendRef === r.reference && r.reference.startsWith('body:w-1:')));
+    assert.equal(new Set(log.map((r) => r.seq)).size, 5);
+    assert.equal(store.policyDecisions.between('key-2', 0, Number.MAX_SAFE_INTEGER, 10).length, 1);
+    // What simulate replays: the request as the engine read it.
+    assert.deepEqual((log[0]!.request as { wallet: unknown }).wallet, { id: 'w-1', type: 'EVM' });
   });
 });
 

@@ -271,8 +271,8 @@ export function createPolicyInsights(deps: {
         items: [],
       };
       for (const row of rows) {
-        const request = JSON.parse(row.request) as PolicyRequest;
-        const trace = JSON.parse(row.trace) as { policies: Array<{ policyId: string; version: number }> };
+        const request = row.request as PolicyRequest;
+        const trace = row.trace as { policies: Array<{ policyId: string; version: number }> };
         // The policies that matched then (the only ones that could decide it), the simulated one in place of its own.
         const set: ActivePolicy[] = [draftPolicy];
         for (const p of trace.policies) {

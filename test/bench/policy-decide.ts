@@ -2,7 +2,7 @@
  * The signing-policy decision point (actors/signing/signature-policy.ts) under load. Prints figures; asserts only
  * that no update was lost.
  *
- *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,http] [--seconds 3] [--rounds 10]
+ *   node --import tsx test/bench/policy-decide.ts [--only decide,reserve,message,http] [--seconds 3] [--rounds 10]
  *     [--connections 64] [--rate 0]
  *
  * decide:  the CPU of one decision inside a write (decideWithin in a transaction, no fsync: what a signing request's
@@ -10,6 +10,9 @@
  * reserve: decisions on ONE wallet against a spend cap through the group-commit writer on a file database (fsync on),
  *          as many at once as `--concurrency`: decisions per second, and the ledger's total checked against the
  *          allowed count (a lost update would show as a difference).
+ * message: the gate as EVM sign-message calls it, with the service's stores and its decision log written as the service
+ *          writes it, `--decisions` messages a run, `--rounds` runs with permissions on and off in turn: CPU per decision
+ *          of the process (no HTTP, no enclave: what the on path adds, without the noise of the rest).
  * http:    EVM sign-message over HTTP (in-process API with the service's own stores + enclave child, autocannon in
  *          this process), keys with permissions off and on (one policy of 10 rules, made over the API), in turn,
  *          `--rounds` pairs of `--seconds` each (the order inside a pair alternating): each run's requests per second
@@ -32,7 +35,7 @@ import { createStore } from '../../store/index.ts';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string', default: 'decide,reserve,http' },
+    only: { type: 'string', default: 'decide,reserve,message,http' },
     seconds: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '10' },
     rate: { type: 'string', default: '0' },
@@ -208,6 +211,78 @@ if (ONLY.has('decide')) {
     gate.decideWithin(request(1n));
     commit.run();
   });
+  store.close();
+}
+
+if (ONLY.has('message')) {
+  // The gate as `sign-message` calls it (signIfAllowed, the body hashed for its reference, the signature a resolved
+  // promise), over the service's stores on a file database with the WAL checkpointed off-thread, and the decision log
+  // written as the service writes it (queued, flushed every LOG_FLUSH_MS). CPU per decision of this whole process,
+  // permissions on (the benchmark's first policy: 10 rules, 4 of which apply to a message) beside off, in turn.
+  const { fingerprintOf } = await import('../../api/services/idempotency.ts');
+  const store = createStore(tempDb(), { checkpointOffThread: true });
+  const enabled = { on: true };
+  const gate = createSignatureGate({
+    policies: source(policies().slice(0, 1), enabled),
+    holds: store.approvals,
+    spend: store.spend,
+    decisions: store.policyDecisions,
+    writer: store.writer,
+  });
+  const wallets = Array.from({ length: 16 }, (_, i) => ({
+    id: `2f1d0a8e-58a1-4c1e-9d7e-1c2b3a4d5e${i.toString(16).padStart(2, '0')}`,
+    type: 'EVM' as const,
+    projectId: 'p-bench',
+  }));
+  const body = { message: 'benchmark message: sign me' };
+  const signature = () => Promise.resolve('0x');
+  const N = Number(values.decisions);
+  /** N decisions, 64 at a time (as many connections), and the log written: CPU µs a decision. */
+  const messages = async () => {
+    const cpu0 = process.cpuUsage();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < N) {
+          const i = next++;
+          await gate.signIfAllowed(
+            {
+              principal,
+              wallet: wallets[i % wallets.length]!,
+              operation: 'sign-message',
+              rawSignature: false,
+              chainId: null,
+              reference: { idempotencyKey: null, route: 'sign-message', bodyHash: () => fingerprintOf(body) },
+              initiatorUserId: null,
+            },
+            signature,
+          );
+          // A turn of the event loop a request, as the service's answers take.
+          if (i % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+      }),
+    );
+    await gate.flush();
+    await store.writer.write(() => undefined);
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / N;
+  };
+  for (const on of [false, true]) {
+    enabled.on = on;
+    await messages(); // warm-up
+  }
+  const cost: Record<'off' | 'on', number[]> = { off: [], on: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+      enabled.on = mode === 'on';
+      cost[mode].push(await messages());
+    }
+  }
+  const off = quantiles(cost.off).median;
+  const on = quantiles(cost.on).median;
+  console.log(
+    `message: ${N} sign-message decisions a run, ${ROUNDS} runs each, CPU µs a decision (this process, all threads), medians: off ${off.toFixed(2)}, on ${on.toFixed(2)} (+${(on - off).toFixed(2)}); on ranged ${Math.min(...cost.on).toFixed(2)}–${Math.max(...cost.on).toFixed(2)}`,
+  );
   store.close();
 }
 

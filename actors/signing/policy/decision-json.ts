@@ -25,7 +25,8 @@ export function policyRequestJson(request: PolicyRequest): string {
   const { wallet, chain } = request;
   // A request that names no chain (messages, raw signatures) shares one frozen chain; others are written generically.
   const chainJson = chain === NO_CHAIN_FACTS ? NO_CHAIN_JSON : JSON.stringify(chain);
-  return `{"wallet":{"id":${jsonString(wallet.id)},"type":${jsonString(wallet.type)}},"action":${jsonString(request.action)},"rawSignature":${request.rawSignature ? 'true' : 'false'},"chain":${chainJson},"at":${jsonNumber(request.at)}}`;
+  // The wallet's type and the action are names of ours (WALLET_TYPES, RequestAction): nothing in them needs escaping.
+  return `{"wallet":{"id":${jsonString(wallet.id)},"type":"${wallet.type}"},"action":"${request.action}","rawSignature":${request.rawSignature ? 'true' : 'false'},"chain":${chainJson},"at":${jsonNumber(request.at)}}`;
 }
 
 /** `JSON.stringify(trace)` for a trace as evaluatePolicies builds it. */

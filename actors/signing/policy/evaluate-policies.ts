@@ -130,8 +130,9 @@ class Evaluation {
   readonly network: string | null;
   readonly evm: boolean;
   readonly trace: TraceSpend[] = [];
-  private readonly folded = new Map<FactName, string | undefined>();
-  private readonly integers = new Map<FactName, bigint | null>();
+  // Made when a leaf first reads one: most requests read few facts, many none folded or as integers.
+  private folded: Map<FactName, string | undefined> | undefined;
+  private integers: Map<FactName, bigint | null> | undefined;
   private moved: Map<string, bigint | null> | undefined;
 
   constructor(
@@ -160,18 +161,20 @@ class Evaluation {
 
   /** The fact lower-cased, computed once per request. */
   foldedFact(name: FactName): string | undefined {
-    if (this.folded.has(name)) return this.folded.get(name);
+    const folded = (this.folded ??= new Map());
+    if (folded.has(name)) return folded.get(name);
     const value = this.fact(name)?.toLowerCase();
-    this.folded.set(name, value);
+    folded.set(name, value);
     return value;
   }
 
   /** The fact as an unsigned integer (null when absent or not one), computed once per request. */
   integerFact(name: FactName): bigint | null {
-    let value = this.integers.get(name);
+    const integers = (this.integers ??= new Map());
+    let value = integers.get(name);
     if (value === undefined) {
       value = parseUnsigned(this.fact(name));
-      this.integers.set(name, value);
+      integers.set(name, value);
     }
     return value;
   }
