@@ -53,8 +53,8 @@ export function decisionEntryJson(row: LoggedDecision): string {
 /**
  * Decisions of one key answered without a write of their own, collected for one insert (`appendBatch`). Each entry is
  * written as UTF-8 into the batch's buffer as it is added: the text is made and copied while it is fresh, and nothing
- * of it is left on the JavaScript heap for the collector to copy and the driver to flatten and convert at the insert
- * (which cost about 8 µs an entry in the service when entries were kept as strings until then: test/bench/policy-decide.ts).
+ * of it is left on the JavaScript heap for the collector to copy and the driver to flatten and convert at the insert,
+ * cold (docs/benchmarks.md, signing policies: the gate's CPU a message about halved, `--only message`).
  */
 export class DecisionBatch {
   count = 0;
