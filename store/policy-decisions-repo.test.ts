@@ -5,12 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import { createStore, type Store } from './index.ts';
-import {
-  DECISION_BATCH_MAX_SPAN_MS,
-  DecisionBatch,
-  decisionEntryJson,
-  type LoggedDecision,
-} from './policy-decisions-repo.ts';
+import { DECISION_BATCH_MAX_SPAN_MS, DecisionBatch, type LoggedDecision } from './policy-decisions-repo.ts';
 
 const KEY = 'key-1';
 const T = Date.UTC(2026, 10, 28, 12);

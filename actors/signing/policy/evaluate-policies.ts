@@ -161,7 +161,8 @@ class Evaluation {
 
   /** The fact lower-cased, computed once per request. */
   foldedFact(name: FactName): string | undefined {
-    const folded = (this.folded ??= new Map());
+    if (!this.folded) this.folded = new Map();
+    const folded = this.folded;
     if (folded.has(name)) return folded.get(name);
     const value = this.fact(name)?.toLowerCase();
     folded.set(name, value);
@@ -170,7 +171,8 @@ class Evaluation {
 
   /** The fact as an unsigned integer (null when absent or not one), computed once per request. */
   integerFact(name: FactName): bigint | null {
-    const integers = (this.integers ??= new Map());
+    if (!this.integers) this.integers = new Map();
+    const integers = this.integers;
     let value = integers.get(name);
     if (value === undefined) {
       value = parseUnsigned(this.fact(name));
