@@ -64,9 +64,10 @@ export class DecisionBatch {
   /** Bytes written, the opening bracket included. */
   private length = 1;
 
+  /** `capacity`: the buffer's first size; it doubles as needed (an entry of a message is about 600 bytes). */
   constructor(
     readonly apiKeyId: string,
-    capacity = 16_384,
+    capacity = 4096,
   ) {
     this.bytes = Buffer.allocUnsafe(Math.max(capacity, 2));
     this.bytes[0] = 0x5b; // [
